@@ -1339,8 +1339,13 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
     }
 {%- endif %}
 {%- if e.reports %}
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+{%- if e.checked %}
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
+{%- else %}
+    unsigned int ima_violations = 0;
+{%- endif %}
 {%- endif %}
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
 {%- if e.reports %}

@@ -95,7 +95,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -110,15 +114,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2381,7 +2388,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2385 "element_types.cu"
+#line 2392 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2473,8 +2480,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_widen_fp8::a_t<int, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_widen_fp8::b_t<int, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_widen_fp8::y_t<int, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2514,8 +2522,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_widen_fp8::a_t<long long, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_widen_fp8::b_t<long long, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_widen_fp8::y_t<long long, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2763,7 +2772,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2767 "element_types.cu"
+#line 2776 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2945,8 +2954,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_sum_all::a_t<int, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_sum_all::b_t<int, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_sum_all::c_t<int, true>{c, c_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3046,8 +3056,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_sum_all::a_t<long long, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_sum_all::b_t<long long, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_sum_all::c_t<long long, true>{c, c_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5116,7 +5127,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5120 "element_types.cu"
+#line 5131 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5376,8 +5387,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_che
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_pairs_of_every_type::x_t<int, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_pairs_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_pairs_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5524,8 +5536,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_che
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_pairs_of_every_type::x_t<long long, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_pairs_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_pairs_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -6553,7 +6566,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6557 "element_types.cu"
+#line 6570 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6775,8 +6788,9 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_accumulator_tiles_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_accumulator_tiles_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -6912,8 +6926,9 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_accumulator_tiles_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_accumulator_tiles_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},

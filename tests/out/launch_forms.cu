@@ -92,7 +92,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -107,15 +111,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2453,7 +2460,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2457 "launch_forms.cu"
+#line 2464 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2556,8 +2563,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_row_sums::x_t<int, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_row_sums::s_t<int, true>{s, s_s0, s_s1, N, 1, ImaRecorder{&ima_violations, &ima_pending}},
         N,
@@ -2600,8 +2608,9 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_row_sums::x_t<long long, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_row_sums::s_t<long long, true>{s, s_s0, s_s1, N, 1, ImaRecorder{&ima_violations, &ima_pending}},
         N,
@@ -2665,7 +2674,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2669 "launch_forms.cu"
+#line 2678 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2722,8 +2731,9 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32_checked(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_handoff::flags_t<int, true>{flags, flags_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
         ImaRecorder{&ima_violations, &ima_pending});
@@ -2751,8 +2761,9 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64_checked(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_handoff::flags_t<long long, true>{flags, flags_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
         ImaRecorder{&ima_violations, &ima_pending});
@@ -2821,7 +2832,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2825 "launch_forms.cu"
+#line 2836 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2887,8 +2898,9 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32_checked(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gather_all::arrived_t<int, true>{arrived, arrived_s0, 1, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gather_all::seen_t<int, true>{seen, seen_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
@@ -2922,8 +2934,9 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64_checked(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gather_all::arrived_t<long long, true>{arrived, arrived_s0, 1, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gather_all::seen_t<long long, true>{seen, seen_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
@@ -3039,7 +3052,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 3043 "launch_forms.cu"
+#line 3056 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3114,8 +3127,9 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_fill::src_t<int, true>{src, src_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_fill::y_t<int, true>{y, y_s0, y_s1, N, M, ImaRecorder{&ima_violations, &ima_pending}},
         N,
@@ -3153,8 +3167,9 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_fill::src_t<long long, true>{src, src_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_fill::y_t<long long, true>{y, y_s0, y_s1, N, M, ImaRecorder{&ima_violations, &ima_pending}},
         N,

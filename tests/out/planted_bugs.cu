@@ -93,7 +93,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,15 +112,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2439,7 +2446,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2443 "planted_bugs.cu"
+#line 2450 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2582,8 +2589,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_scores_off_by_one::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_scores_off_by_one::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_scores_off_by_one::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2649,8 +2657,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_scores_off_by_one::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_scores_off_by_one::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_scores_off_by_one::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2782,7 +2791,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2786 "planted_bugs.cu"
+#line 2795 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2877,8 +2886,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_transpose_swapped::x_t<int, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_transpose_swapped::y_t<int, true>{y, y_s0, y_s1, N, M, ImaRecorder{&ima_violations, &ima_pending}},
         M,
@@ -2918,8 +2928,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_transpose_swapped::x_t<long long, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_transpose_swapped::y_t<long long, true>{y, y_s0, y_s1, N, M, ImaRecorder{&ima_violations, &ima_pending}},
         M,
@@ -3079,7 +3090,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3083 "planted_bugs.cu"
+#line 3094 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3182,8 +3193,9 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_shared_overrun::x_t<int, true>{x, x_s0, x_s1, R, C, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_shared_overrun::s_t<int, true>{s, s_s0, s_s1, R, 1, ImaRecorder{&ima_violations, &ima_pending}},
         R,
@@ -3226,8 +3238,9 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_shared_overrun::x_t<long long, true>{x, x_s0, x_s1, R, C, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_shared_overrun::s_t<long long, true>{s, s_s0, s_s1, R, 1, ImaRecorder{&ima_violations, &ima_pending}},
         R,
@@ -3836,7 +3849,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3840 "planted_bugs.cu"
+#line 3853 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3955,8 +3968,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_dequant_wrong_group::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_dequant_wrong_group::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -4004,8 +4018,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_dequant_wrong_group::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_dequant_wrong_group::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -4575,7 +4590,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4579 "planted_bugs.cu"
+#line 4594 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4686,8 +4701,9 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
     // before the launch.
     __builtin_assume(K % 32 == 0);
     __builtin_assume(N % 4 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_sum_tiles_across_groups::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_sum_tiles_across_groups::y_t<int, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -4737,8 +4753,9 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_c
     // before the launch.
     __builtin_assume(K % 32 == 0);
     __builtin_assume(N % 4 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_sum_tiles_across_groups::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_sum_tiles_across_groups::y_t<long long, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,

@@ -92,7 +92,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -107,15 +111,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2377,7 +2384,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 2381 "posix_type_names.cu"
+#line 2388 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2469,8 +2476,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_posix_names::key_t<int, true>{key, key_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_posix_names::size_t<int, true>{size, size_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_posix_names::off_t<int, true>{off, off_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2510,8 +2518,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_posix_names::key_t<long long, true>{key, key_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_posix_names::size_t<long long, true>{size, size_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_posix_names::off_t<long long, true>{off, off_s0, N, ImaRecorder{&ima_violations, &ima_pending}},

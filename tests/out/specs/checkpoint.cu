@@ -93,7 +93,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,15 +112,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2786,7 +2793,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2790 "checkpoint.cu"
+#line 2797 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2845,8 +2852,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -2899,8 +2906,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -2953,8 +2960,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -3007,8 +3015,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -3618,7 +3627,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3622 "checkpoint.cu"
+#line 3631 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3737,8 +3746,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -3786,8 +3796,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -4391,7 +4402,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4395 "checkpoint.cu"
+#line 4406 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4501,8 +4512,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -4547,8 +4559,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -5036,7 +5049,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5040 "checkpoint.cu"
+#line 5053 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5092,8 +5105,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -5143,8 +5156,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -5194,8 +5207,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -5245,8 +5259,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
@@ -5761,7 +5776,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5765 "checkpoint.cu"
+#line 5780 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5826,8 +5841,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5890,8 +5905,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5954,8 +5969,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -6018,8 +6034,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -6656,7 +6673,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6660 "checkpoint.cu"
+#line 6677 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6793,8 +6810,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -6852,8 +6870,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -7371,7 +7390,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7375 "checkpoint.cu"
+#line 7394 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7436,8 +7455,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -7500,8 +7519,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -7564,8 +7583,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -7628,8 +7648,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -8263,7 +8284,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8267 "checkpoint.cu"
+#line 8288 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8391,8 +8412,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -8447,8 +8469,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -8963,7 +8986,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8967 "checkpoint.cu"
+#line 8990 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9025,8 +9048,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -9086,8 +9109,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -9147,8 +9170,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -9208,8 +9232,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},

@@ -93,7 +93,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,15 +112,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2828,7 +2835,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2832 "decode.cu"
+#line 2839 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2967,8 +2974,9 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_add_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_add_rms_norm::residual_t<int, true>{residual, residual_s0, residual_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_add_rms_norm::w_t<int, true>{w, w_s0, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3030,8 +3038,9 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_add_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_add_rms_norm::residual_t<long long, true>{residual, residual_s0, residual_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_add_rms_norm::w_t<long long, true>{w, w_s0, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3722,7 +3731,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3726 "decode.cu"
+#line 3735 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3790,8 +3799,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_rope_cache::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rope_cache::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rope_cache::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3890,8 +3899,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_rope_cache::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rope_cache::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rope_cache::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3990,8 +3999,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_rope_cache::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rope_cache::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rope_cache::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4090,8 +4100,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 16 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_rope_cache::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rope_cache::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rope_cache::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4950,7 +4961,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4954 "decode.cu"
+#line 4965 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5096,8 +5107,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5167,8 +5179,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},

@@ -94,7 +94,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -109,15 +113,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2759,7 +2766,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2763 "gemm.cu"
+#line 2770 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2910,8 +2917,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2993,8 +3001,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3476,7 +3485,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3480 "gemm.cu"
+#line 3489 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3627,8 +3636,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3710,8 +3720,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4175,7 +4186,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4179 "gemm.cu"
+#line 4190 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4290,8 +4301,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4355,8 +4367,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4809,7 +4822,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4813 "gemm.cu"
+#line 4826 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4924,8 +4937,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4989,8 +5003,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5970,7 +5985,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5974 "gemm.cu"
+#line 5989 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6116,8 +6131,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
@@ -6187,8 +6203,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},

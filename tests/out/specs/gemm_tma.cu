@@ -94,7 +94,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -109,15 +113,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2826,7 +2833,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2830 "gemm_tma.cu"
+#line 2837 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2968,8 +2975,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gemm_tma_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_tma_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_tma_f16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3041,8 +3049,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gemm_tma_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_tma_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_tma_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3588,7 +3597,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3592 "gemm_tma.cu"
+#line 3601 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3730,8 +3739,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gemm_tma_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_tma_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_tma_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3803,8 +3813,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
         ima_tma_prefetch(&a_tma);
         ima_tma_prefetch(&b_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gemm_tma_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_tma_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gemm_tma_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4489,7 +4500,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4493 "gemm_tma.cu"
+#line 4504 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4675,8 +4686,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
         ima_tma_prefetch(&k_tma);
         ima_tma_prefetch(&o_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_attn_scores_tma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4773,8 +4785,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
         ima_tma_prefetch(&k_tma);
         ima_tma_prefetch(&o_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_attn_scores_tma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5361,7 +5374,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5365 "gemm_tma.cu"
+#line 5378 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5539,8 +5552,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_che
         ima_tma_prefetch(&q_tma);
         ima_tma_prefetch(&k_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_attn_scores_tma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5630,8 +5644,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
         ima_tma_prefetch(&q_tma);
         ima_tma_prefetch(&k_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_attn_scores_tma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -6986,7 +7001,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 6990 "gemm_tma.cu"
+#line 7005 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7178,8 +7193,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_gemm_tma::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_tma::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_tma::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
@@ -7273,8 +7289,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_gemm_tma::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_tma::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_tma::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
@@ -8817,7 +8834,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8821 "gemm_tma.cu"
+#line 8838 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9040,8 +9057,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_gemm_wg::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
@@ -9151,8 +9169,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_gemm_wg::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
@@ -10550,7 +10569,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10554 "gemm_tma.cu"
+#line 10573 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10773,8 +10792,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_gemm_wg16::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg16::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg16::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
@@ -10884,8 +10904,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_gemm_wg16::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg16::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg16::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
@@ -12276,7 +12297,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12280 "gemm_tma.cu"
+#line 12301 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12499,8 +12520,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg32::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},
@@ -12610,8 +12632,9 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
         ima_tma_prefetch(&w_qzeros_tma);
         ima_tma_prefetch(&w_scales_tma);
     }
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg32::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaRecorder{&ima_violations, &ima_pending}},

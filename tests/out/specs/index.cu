@@ -94,7 +94,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -109,15 +113,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2571,7 +2578,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2575 "index.cu"
+#line 2582 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2611,8 +2618,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_embedding::ids_t<int, false>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_embedding::table_t<int, false>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_embedding::y_t<int, false>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2663,8 +2670,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_embedding::ids_t<long long, false>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_embedding::table_t<long long, false>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_embedding::y_t<long long, false>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2715,8 +2722,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_embedding::ids_t<int, true>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_embedding::table_t<int, true>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_embedding::y_t<int, true>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2767,8 +2775,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_embedding::ids_t<long long, true>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_embedding::table_t<long long, true>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_embedding::y_t<long long, true>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3261,7 +3270,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3265 "index.cu"
+#line 3274 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3319,8 +3328,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_reshape_and_cache::key_t<int, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_reshape_and_cache::value_t<int, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_reshape_and_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
@@ -3403,8 +3412,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_reshape_and_cache::key_t<long long, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_reshape_and_cache::value_t<long long, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_reshape_and_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
@@ -3487,8 +3496,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_check
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_reshape_and_cache::key_t<int, true>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_reshape_and_cache::value_t<int, true>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_reshape_and_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
@@ -3571,8 +3581,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_reshape_and_cache::key_t<long long, true>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_reshape_and_cache::value_t<long long, true>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_reshape_and_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
@@ -3807,7 +3818,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3811 "index.cu"
+#line 3822 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3850,8 +3861,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_moe_route::topk_ids_t<int, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_moe_route::offsets_t<int, false>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_moe_route::sorted_t<int, false>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
@@ -3903,8 +3914,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_moe_route::topk_ids_t<long long, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_moe_route::offsets_t<long long, false>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_moe_route::sorted_t<long long, false>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
@@ -3956,8 +3967,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_moe_route::topk_ids_t<int, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_moe_route::offsets_t<int, true>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_moe_route::sorted_t<int, true>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
@@ -4009,8 +4021,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
     __builtin_assume(threadIdx.x < 1024u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_moe_route::topk_ids_t<long long, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_moe_route::offsets_t<long long, true>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_moe_route::sorted_t<long long, true>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
@@ -4217,7 +4230,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4221 "index.cu"
+#line 4234 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4271,8 +4284,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_mean_pool_varlen::x_t<int, false>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_mean_pool_varlen::cu_seqlens_t<int, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_mean_pool_varlen::y_t<int, false>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4320,8 +4333,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_mean_pool_varlen::x_t<long long, false>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_mean_pool_varlen::y_t<long long, false>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4369,8 +4382,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_mean_pool_varlen::x_t<int, true>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_mean_pool_varlen::cu_seqlens_t<int, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_mean_pool_varlen::y_t<int, true>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4418,8 +4432,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64_checke
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_mean_pool_varlen::x_t<long long, true>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_mean_pool_varlen::y_t<long long, true>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},

@@ -93,7 +93,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,15 +112,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -3287,7 +3294,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages);
     
-#line 3291 "paged.cu"
+#line 3298 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3384,8 +3391,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3538,8 +3545,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3692,8 +3699,9 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3846,8 +3854,9 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5185,7 +5194,7 @@ __device__ __forceinline__ void body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
     
-#line 5189 "paged.cu"
+#line 5198 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5292,8 +5301,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<int, false>(ima_kernel_paged_attn_rope::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn_rope::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn_rope::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5465,8 +5474,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int ima_violations = 0;
     run<long long, false>(ima_kernel_paged_attn_rope::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn_rope::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn_rope::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5638,8 +5647,9 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -5811,8 +5821,9 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D == 128);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},

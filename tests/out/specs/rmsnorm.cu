@@ -93,7 +93,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,15 +112,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2656,7 +2663,7 @@ __device__ __forceinline__ void body(
             y.store8(row, d, out);
         }
     
-#line 2660 "rmsnorm.cu"
+#line 2667 "rmsnorm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2783,8 +2790,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rms_norm::w_t<int, true>{w, w_s0, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2838,8 +2846,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rms_norm::w_t<long long, true>{w, w_s0, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},

@@ -93,7 +93,11 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // Packed by ima_code: argument, write, kind, rank, dimension.
+    // A checked entry point's count of violations, beside the code, so that a test that
+    // fails writes both with its first indices in one store; a release entry point counts
+    // in a variable of its own (ImaRecorder).
+    unsigned int count;
+    // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
     // Its indices: those of a 32-bit entry point in i32 (4 bytes a store), of a 64-bit
     // one in i64 (ima_code's IMA_WIDE).
@@ -108,15 +112,18 @@ struct ImaPending {
     long long value, lo, hi;
 };
 
-// Where a thread's accesses record their violations: their count, a variable of the entry
-// point apart from the latest one, which is written only when a test fails. In the same
-// local object as the violation, whose address the flush takes, the count's zero was
-// stored to local memory by every thread of every entry point that reports, and
+// Where a thread's accesses record their violations: their count and the latest one,
+// which is written only when a test fails. A release entry point keeps the count in a
+// variable apart from its ImaPending, whose address the flush takes: in the ImaPending,
+// the count's zero was stored to local memory by every thread at entry, and
 // reshape_and_cache's release entry point ran 2% slower than its twin (bench/RESULTS.md,
-// session 58); on its own it stays in a register wherever no out-of-line function takes
-// the recorder. Where one does (a tile copy's edge, a quantized weight's), the count is in
-// local memory as before: in a register there, it took paged_attn's release entry point
-// from 141 registers to 168 and 140 bytes of spills (a flag in its place did the same).
+// session 58); apart, it stays in a register wherever no out-of-line function takes the
+// recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
+// memory as before: in a register there, it took paged_attn's release entry point from
+// 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
+// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
+// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
+// layer's deferred graph ran 3.5 µs slower at B = 1.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
@@ -2444,7 +2451,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2448 "attn.cu"
+#line 2455 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2602,8 +2609,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_attn_scores::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2674,8 +2682,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64_checked(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_attn_scores::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -2868,7 +2877,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 2872 "attn.cu"
+#line 2881 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2995,8 +3004,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_softmax_rows::s_t<int, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_softmax_rows::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         B,
@@ -3051,8 +3061,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_softmax_rows::s_t<long long, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_softmax_rows::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         B,
@@ -3204,7 +3215,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 3208 "attn.cu"
+#line 3219 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3347,8 +3358,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_attn_pv::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_pv::v_t<int, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_pv::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3414,8 +3426,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_attn_pv::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_pv::v_t<long long, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_pv::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
@@ -3838,7 +3851,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3842 "attn.cu"
+#line 3855 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3986,8 +3999,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32_check
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<int, true>(ima_kernel_attn_scores_tiled::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tiled::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tiled::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
@@ -4066,8 +4080,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64_check
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    unsigned int ima_violations = 0;
     ImaPending ima_pending;
+    unsigned int& ima_violations = ima_pending.count;
+    ima_violations = 0;
     run<long long, true>(ima_kernel_attn_scores_tiled::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tiled::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         ima_kernel_attn_scores_tiled::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
