@@ -3,7 +3,8 @@
 # prepared-run.sh runs them there, its header says what each does) into .cache/gpu-staged:
 # every GPU test binary and the bench, decode_layer and first_load examples
 # (../shared/gpu/pack, scripts/gpu-trim), the decode layer with session 57's patch
-# (bench/explore/layer-patched.sh: decode_layer_earlytiles), the sm_90a wheels of every
+# (bench/explore/layer-patched.sh: decode_layer_earlytiles), the layer with its codegen as
+# at a265363 (decode_layer_a265363, call 21's baseline), the sm_90a wheels of every
 # example spec (scripts/python-wheels) and the explorers' wheels (clattn, stream). Session
 # 55's spattn.patch and gemvload.patch, measured by session 56, are no longer built (spattn
 # conflicts with session 57's change to paged attention's first round trips; gemvload was
@@ -24,6 +25,9 @@ set -euo pipefail
 scripts/gpu-trim bench decode_layer first_load >/dev/null
 git rev-parse --short HEAD > .gpu/commit
 bench/explore/layer-patched.sh earlytiles bench/explore/earlytiles/earlytiles.patch
+# The layer with its codegen as at a265363 (call 21's baseline: the deferred graph at B = 1).
+git diff HEAD a265363 -- codegen/include/ima.cuh codegen/templates/module.cu codegen/src/cuda.rs > .cache/a265363.patch
+bench/explore/layer-patched.sh a265363 .cache/a265363.patch
 CARGO_BUILD_JOBS=2 IMA_WHEEL_ARCH=sm_90a scripts/python-wheels >/dev/null
 cargo build -j2 -q -p imac --bin imac # the explorers' wheels run it
 bench/explore/clattn/build.sh

@@ -112,6 +112,11 @@
 #     bench and decode_layer, which prepared-build.sh keeps in .cache/gpu-before; any other
 #     decode_layer_* and bench_* staged by hand as well) and of the tree's, twice each;
 #     prepared-stage.sh 20;
+#   bash bench/explore/prepared-run.sh 21: what costs the layer's deferred graph 3.5 µs at B = 1
+#     since a265363 (bench/RESULTS.md, session 58: not in the checked kernels' counts): each
+#     kernel of one B = 1 step timed by ncu, deferred and off, in .gpu/bin's
+#     decode_layer_a265363 (prepared-build.sh builds it: the tree with its codegen as at
+#     a265363) and decode_layer; prepared-stage.sh 21;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -260,6 +265,22 @@ case "${1:-1}" in
             echo "== $bin ($pass)"
             OUT= timeout 60 bash .gpu/on-device run "$bin" --only embedding,reshape_and_cache,paged_attn \
                 --variants release,twin 2>&1 | grep -E '^\|' | tail -30
+        done
+    done
+    ;;
+21)
+    # Each binary's modules compiled once, at once (NVRTC), before ncu times one step of each.
+    layers=$(cd .gpu/bin && ls decode_layer*)
+    for bin in $layers; do
+        timeout 200 bash .gpu/on-device run "$bin" dump "/tmp/warm-$bin" 1024 > /dev/null 2>&1 &
+    done
+    wait
+    for mode in deferred off; do
+        for bin in $layers; do
+            IMA_CHECKED=$mode timeout 120 ncu --clock-control none --cache-control none \
+                --metrics gpu__time_duration.sum --csv .gpu/bin/"$bin" dump "/tmp/k-$bin" 1024 \
+                > "/tmp/ncu-$bin-$mode.csv" 2>/dev/null
+            python3 bench/ncu_kernel_times.py "$bin, B = 1, $mode" "/tmp/ncu-$bin-$mode.csv"
         done
     done
     ;;

@@ -60,8 +60,12 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     bins '^decode_layer'
     wheels paged spattn
     ;;
+21)
+    bins '^decode_layer(_a265363)?$'
+    rm -rf .gpu/wheels
+    ;;
 *)
-    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16 to 20, sanitize)" >&2
+    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16 to 21, sanitize)" >&2
     exit 1
     ;;
 esac
