@@ -5,7 +5,8 @@
 # (../shared/gpu/pack, scripts/gpu-trim), the decode layer with session 57's patch
 # (bench/explore/layer-patched.sh: decode_layer_earlytiles), the layer with its codegen as
 # at a265363 (decode_layer_a265363, call 21's baseline), the sm_90a wheels of every
-# example spec (scripts/python-wheels) and the explorers' wheels (clattn, stream). Session
+# example spec (scripts/python-wheels) and the explorers' wheels (clattn, stream), and the
+# staged layers' modules compiled for sm_90a (.gpu/ptx.tar.xz, for calls 20 and 21). Session
 # 55's spattn.patch and gemvload.patch, measured by session 56, are no longer built (spattn
 # conflicts with session 57's change to paged attention's first round trips; gemvload was
 # dropped). Then, before each call,
@@ -39,6 +40,16 @@ if [ -d .cache/gpu-staged ]; then
     mv .cache/gpu-staged/bin/bench .cache/gpu-staged/bin/decode_layer .cache/gpu-before/bin/
     mv .cache/gpu-staged/commit .cache/gpu-before/commit
 fi
+# Every staged layer's modules compiled here for the H100 and H200 (sm_90a), so that calls 20
+# and 21 find them in the cache (IMA_PTX_CACHE) and spend no device time in NVRTC (a minute
+# a binary on a fresh machine): about 40 MB a layer, 4 packed with xz. A baseline built
+# before the layer had `precompile` (0c6a4d9 and older) compiles there as before.
+ptx=.cache/ptx-stage
+rm -rf "$ptx"
+for bin in .gpu/bin/decode_layer* .cache/gpu-before/bin/decode_layer; do
+    "$bin" precompile "$ptx/ptx" sm_90a >/dev/null 2>&1 || echo "prepared-build.sh: $bin did not precompile" >&2
+done
+tar cf - -C "$ptx" ptx | xz -T2 -6 > .gpu/ptx.tar.xz
 rm -rf .cache/gpu-staged
 mv .gpu .cache/gpu-staged
 du -sh .cache/gpu-staged/bin .cache/gpu-staged/wheels

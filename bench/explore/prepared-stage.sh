@@ -12,6 +12,8 @@ staged=.cache/gpu-staged
 [ -d "$staged" ] || { echo "prepared-stage.sh: no $staged (bench/explore/prepared-build.sh)" >&2; exit 1; }
 rm -rf .gpu
 cp -al "$staged" .gpu
+# The layers' precompiled modules: only the calls that run the layer carry them.
+case "${1:-}" in 20 | 21) ;; *) rm -f .gpu/ptx.tar.xz ;; esac
 wheels() { # keeps only the wheels named (NAME_kernels)
     for w in .gpu/wheels/*.whl; do
         local n keep=

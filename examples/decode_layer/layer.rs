@@ -488,6 +488,38 @@ impl Step {
 pub const WARPGROUP_MIN_WEIGHTS: usize = 3 << 23;
 
 impl Kernels {
+    /// Compiles the layer's modules with NVRTC for `arch` into the cache directory `dir`
+    /// (`ima::Module::precompile`), with no device, at once: what [`Kernels::load`] then
+    /// finds there, without compiling, on a device of `arch` in a process whose
+    /// `IMA_PTX_CACHE` is `dir` (on a fresh machine NVRTC takes it about a minute, for
+    /// gemm_tma.ima's). gemm_tma's module only for `sm_90a`, the one `load` takes it on.
+    pub fn precompile(dir: &std::path::Path, arch: &str) -> Result<Vec<std::path::PathBuf>, Error> {
+        let mut modules = vec![
+            (decode::SPEC_FILE, decode::CUDA_SOURCE),
+            (quant::SPEC_FILE, quant::CUDA_SOURCE),
+            (paged::SPEC_FILE, paged::CUDA_SOURCE),
+            (gemm::SPEC_FILE, gemm::CUDA_SOURCE),
+        ];
+        if arch == "sm_90a" {
+            modules.push((gemm_tma::SPEC_FILE, gemm_tma::CUDA_SOURCE));
+        }
+        std::thread::scope(|s| {
+            let threads: Vec<_> = modules
+                .iter()
+                .map(|&(file, source)| {
+                    s.spawn(move || ima::Module::precompile(dir, file, source, arch))
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| {
+                    t.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        })
+    }
+
     pub fn load(ctx: &Arc<ima::cudarc::driver::CudaContext>) -> Result<Kernels, Error> {
         let attribute = |a, what: &str| {
             ctx.attribute(a).map_err(|source| Error::Driver {

@@ -318,8 +318,18 @@ fn dump(
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: decode_layer check | bench | ablate | dump DIR LEN...";
+    let usage =
+        "usage: decode_layer check | bench | ablate | dump DIR LEN... | precompile DIR [ARCH]";
     let what = args.first().ok_or(usage)?;
+    if what == "precompile" {
+        // No device: the modules into a cache directory for a GPU machine's process.
+        let dir = args.get(1).ok_or(usage)?;
+        let arch = args.get(2).map_or("sm_90a", String::as_str);
+        for entry in Kernels::precompile(std::path::Path::new(dir), arch)? {
+            println!("{}", entry.display());
+        }
+        return Ok(());
+    }
     let ctx = ima::context(0)?;
     let stream = ctx.new_stream()?;
     let kernels = Kernels::load(&ctx)?;

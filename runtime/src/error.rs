@@ -28,6 +28,14 @@ pub enum Error {
     #[error("NVRTC failed to compile {file}:\n{log}")]
     Nvrtc { file: String, log: String },
 
+    /// [`crate::Module::precompile`] could not write its entry into the cache directory.
+    #[error("cannot write the PTX and SASS of {file} into {}: {message}", .dir.display())]
+    CacheWrite {
+        file: String,
+        dir: PathBuf,
+        message: String,
+    },
+
     /// NVRTC compiled the source but warned; CI treats warnings as errors.
     #[error("NVRTC warned while compiling {file}:\n{log}")]
     NvrtcWarnings { file: String, log: String },

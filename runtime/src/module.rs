@@ -62,6 +62,28 @@ impl Module {
         Ok(module)
     }
 
+    /// Compiles `source` (named `file`, as [`Module::compile`] is given it) with NVRTC for
+    /// `arch` into the cache directory `dir`, with no device, unless `dir` holds it already:
+    /// on a build machine, so that a process on a GPU machine whose `IMA_PTX_CACHE` is that
+    /// directory loads the module without compiling it, where its device is of `arch`
+    /// ([`arch_for`] its compute capability: `sm_90a` for an H100 or H200) and its NVRTC of
+    /// this one's version. NVRTC takes up to a minute on the larger generated modules. The
+    /// entry's path.
+    pub fn precompile(
+        dir: &std::path::Path,
+        file: &str,
+        source: &str,
+        arch: &str,
+    ) -> Result<std::path::PathBuf, Error> {
+        let key = ptx_cache::Key {
+            source,
+            file,
+            arch,
+            nvrtc: nvrtc_version()?,
+        };
+        ptx_cache::fill(&key, dir, || compile_cuda(source, file, arch))
+    }
+
     /// Loads PTX compiled earlier (shipped in a generated crate).
     pub fn load_ptx(ctx: &Arc<CudaContext>, file: &str, ptx: &str) -> Result<Module, Error> {
         Self::load(ctx, file, None, ptx, None, capability(ctx)?)

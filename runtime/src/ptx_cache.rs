@@ -58,7 +58,8 @@ pub(crate) fn compiled(
         None => {
             let c = compile()?;
             if let Some(d) = dir {
-                write(d, id, key, &c);
+                // Best effort: a process that cannot write the cache still loads its module.
+                let _ = write(d, id, key, &c);
             }
             c
         }
@@ -67,6 +68,25 @@ pub(crate) fn compiled(
         m.insert(id, Entry::new(key, &compiled));
     }
     Ok(compiled)
+}
+
+/// Makes sure `dir` holds `key`'s entry, from `compile` where it does not, for another
+/// process to read (so not from memory): the entry's path, or why it could not be written.
+pub(crate) fn fill(
+    key: &Key<'_>,
+    dir: &Path,
+    compile: impl FnOnce() -> Result<Compiled, Error>,
+) -> Result<PathBuf, Error> {
+    let id = key.id();
+    let path = dir.join(entry_name(id));
+    if read(&path, key).is_none() {
+        write(dir, id, key, &compile()?).map_err(|e| Error::CacheWrite {
+            file: key.file.to_string(),
+            dir: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    }
+    Ok(path)
 }
 
 /// The directory `IMA_PTX_CACHE` names, or the default under the user's cache directory;
@@ -223,8 +243,8 @@ fn read(path: &Path, key: &Key<'_>) -> Option<Compiled> {
 }
 
 /// Writes the entry through a file of this call's own (the process's id and a count),
-/// renamed into place; any failure leaves the cache as it was.
-fn write(dir: &Path, id: u64, key: &Key<'_>, c: &Compiled) {
+/// renamed into place; a failure leaves the cache as it was.
+fn write(dir: &Path, id: u64, key: &Key<'_>, c: &Compiled) -> std::io::Result<()> {
     static WRITES: AtomicU64 = AtomicU64::new(0);
     let n = WRITES.fetch_add(1, Ordering::Relaxed);
     let tmp = dir.join(format!("{}.{}.{n}.tmp", entry_name(id), std::process::id()));
@@ -235,6 +255,7 @@ fn write(dir: &Path, id: u64, key: &Key<'_>, c: &Compiled) {
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
     }
+    written
 }
 
 #[cfg(test)]
@@ -372,6 +393,50 @@ mod tests {
         assert_eq!(
             compiled(&k, Some(&blocked.join("ptx")), || Ok(result(".entry"))).unwrap(),
             result(".entry")
+        );
+    }
+
+    #[test]
+    fn a_filled_entry_is_read_by_another_process_without_compiling() {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = Cell::new(0);
+        let compile = || {
+            calls.set(calls.get() + 1);
+            Ok(result(".entry ahead"))
+        };
+        let k = key(
+            "// a_filled_entry_is_read_by_another_process_without_compiling\n",
+            "t.ima",
+        );
+        let path = fill(&k, dir.path(), compile).unwrap();
+        assert_eq!(path, dir.path().join(entry_name(k.id())));
+        // Filled already: not compiled again.
+        assert_eq!(fill(&k, dir.path(), compile).unwrap(), path);
+        assert_eq!(calls.get(), 1);
+        // The process that loads it: nothing in memory, never compiled.
+        memory().lock().unwrap().clear();
+        let loaded = compiled(&k, Some(dir.path()), || -> Result<Compiled, Error> {
+            panic!("compiled again")
+        });
+        assert_eq!(loaded.unwrap(), result(".entry ahead"));
+    }
+
+    #[test]
+    fn a_fill_that_cannot_write_says_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocked = dir.path().join("blocked");
+        fs::write(&blocked, b"").unwrap();
+        let k = key("// a_fill_that_cannot_write_says_where\n", "t.ima");
+        let err = fill(&k, &blocked.join("ptx"), || Ok(result(".entry"))).unwrap_err();
+        assert!(
+            matches!(&err, Error::CacheWrite { file, dir, .. } if file == "t.ima" && *dir == blocked.join("ptx")),
+            "{err}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.starts_with("cannot write the PTX and SASS of t.ima into ")
+                && message.contains("blocked/ptx: "),
+            "{message}"
         );
     }
 

@@ -91,3 +91,27 @@ fn bad_input_is_an_error_not_a_panic() {
         Err(Error::Nvrtc { .. })
     ));
 }
+
+/// A module precompiled on a machine with no GPU: one entry a source in the directory,
+/// holding the SASS NVRTC assembled (the ELF image for the CUDA machine), and not compiled
+/// again when the directory holds it.
+#[test]
+fn precompiling_fills_the_cache_directory_once() {
+    found();
+    let dir = tempfile::tempdir().unwrap();
+    let path = ima_runtime::Module::precompile(dir.path(), "scale_half.cu", FP16, "sm_90a")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(path.parent(), Some(dir.path()));
+    let bytes = std::fs::read(&path).unwrap();
+    let elf = bytes.windows(4).position(|w| w == b"\x7fELF");
+    assert!(elf.is_some(), "no SASS in the entry");
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let again = ima_runtime::Module::precompile(dir.path(), "scale_half.cu", FP16, "sm_90a")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again, path);
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().modified().unwrap(),
+        modified
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
