@@ -487,6 +487,13 @@ impl Step {
 /// 46; QKV went to it once its words came in boxes of 48).
 pub const WARPGROUP_MIN_WEIGHTS: usize = 3 << 23;
 
+/// A scoped thread's result, its panic passed on.
+fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 impl Kernels {
     /// Compiles the layer's modules with NVRTC for `arch` into the cache directory `dir`
     /// (`ima::Module::precompile`), with no device, at once: what [`Kernels::load`] then
@@ -510,13 +517,7 @@ impl Kernels {
                     s.spawn(move || ima::Module::precompile(dir, file, source, arch))
                 })
                 .collect();
-            threads
-                .into_iter()
-                .map(|t| {
-                    t.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
+            threads.into_iter().map(joined).collect()
         })
     }
 
@@ -538,11 +539,6 @@ impl Kernels {
         // Each module loads on a thread of its own: on a machine whose cache holds none of
         // them, NVRTC compiles the five at once, and the first load waits for the longest
         // (gemm_tma.ima's), not for their sum.
-        fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
-            thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        }
         let (decode, quant, paged, gemm, gemm_tma) = std::thread::scope(|s| {
             let decode = s.spawn(|| decode::Kernels::load(ctx));
             let quant = s.spawn(|| quant::Kernels::load(ctx));

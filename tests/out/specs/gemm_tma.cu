@@ -346,12 +346,12 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
 template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
     for (int d = 0; d < R; ++d) ok &= ima_below(index[d], extent[d]);
-    if (!ok) ima_pend<I, R>(p, ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM), index);
+    if (!ok) ima_pend<I, R>(rec, ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM), index);
     return ok;
 }
 
@@ -2307,7 +2307,7 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
 template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int write, const I (&index)[R],
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2320,8 +2320,8 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder p, int arg, int wr
             at[d] = index[d];
         }
         if (aligned && first_inside) at[R - 1] += W - 1;
-        ima_pend<I, R>(p, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
-                                  : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
+        ima_pend<I, R>(rec, aligned ? ima_code(arg, write, IMA_OUT_OF_BOUNDS, R, IMA_FIND_DIM)
+                                    : ima_code(arg, write, IMA_MISALIGNED_VECTOR, R, R - 1), at);
     }
     return ok;
 }
