@@ -12,11 +12,12 @@
 # dropped). Then, before each call,
 # bench/explore/prepared-stage.sh N puts in .gpu what call N carries (under the 64 MiB a
 # call takes), and the call is made with carry [".gpu"] and
-# `bash bench/explore/prepared-run.sh N`. 4.5 minutes on 2 cores with target/ already
-# built by scripts/test (session 56, 2b03e9c), longer from a cold target/; it applies
-# patches to codegen/include/ima.cuh, specs/paged.ima and specs/quant.ima for the while, so
-# nothing else may build or edit the tree meanwhile. The staged calls carry 48 MB (1,
-# sanitize), 12 (2), 18 (18, 19), 4 (14) and 1 (16, 17) beside the tree's 11.
+# `bash bench/explore/prepared-run.sh N`. About 8 minutes on 2 cores with target/ already
+# built by scripts/test (session 58, 922bf4d), longer from a cold target/; it applies
+# patches to codegen (ima.cuh, module.cu, cuda.rs) for the while, so nothing else may build
+# or edit the tree meanwhile, and the files they touch must have no changes. The staged
+# calls carry 50 MB (1, sanitize), 12 (2), 32 (20), 21 (21), 4 (14) and 1 (16, 17) beside
+# the tree's 11.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -40,14 +41,16 @@ if [ -d .cache/gpu-staged ]; then
     mv .cache/gpu-staged/bin/bench .cache/gpu-staged/bin/decode_layer .cache/gpu-before/bin/
     mv .cache/gpu-staged/commit .cache/gpu-before/commit
 fi
-# Every staged layer's modules compiled here for the H100 and H200 (sm_90a), so that calls 20
-# and 21 find them in the cache (IMA_PTX_CACHE) and spend no device time in NVRTC (a minute
-# a binary on a fresh machine): about 40 MB a layer, 4 packed with xz. A baseline built
-# before the layer had `precompile` (0c6a4d9 and older) compiles there as before.
+# Every staged layer's modules compiled here for the H100 and H200 (compute capability 9.0),
+# so that calls 20 and 21 find them in the cache (IMA_PTX_CACHE) and spend no device time
+# in NVRTC on them (a minute a binary on a fresh machine; the benches' modules still compile
+# there): about 40 MB a layer, 4 packed with xz, 2 minutes here. A baseline built before
+# the layer had `precompile` (0c6a4d9 and older) compiles there as before.
 ptx=.cache/ptx-stage
 rm -rf "$ptx"
+mkdir -p "$ptx/ptx"
 for bin in .gpu/bin/decode_layer* .cache/gpu-before/bin/decode_layer; do
-    "$bin" precompile "$ptx/ptx" sm_90a >/dev/null 2>&1 || echo "prepared-build.sh: $bin did not precompile" >&2
+    "$bin" precompile "$ptx/ptx" 9.0 >/dev/null || echo "prepared-build.sh: $bin did not precompile" >&2
 done
 tar cf - -C "$ptx" ptx | xz -T2 -6 > .gpu/ptx.tar.xz
 rm -rf .cache/gpu-staged

@@ -43,7 +43,7 @@ __device__ __forceinline__ void twin_store_acc(T* p, int ld, int row0, int col0,
 // Stage `st` of a shared array of [STAGES, ROWS, COLS] 16-bit elements at `base`.
 template <typename T, int ROWS, int COLS>
 __device__ __forceinline__ ImaSmemTile<T, ROWS, COLS, false> twin_tile(unsigned char* base, int st) {
-    return ImaSmemTile<T, ROWS, COLS, false>{reinterpret_cast<ImaVec<T, 8>*>(base) + st * ROWS * COLS / 8, nullptr, 0, true};
+    return ImaSmemTile<T, ROWS, COLS, false>{reinterpret_cast<ImaVec<T, 8>*>(base) + st * ROWS * COLS / 8, ImaRecorder{}, 0, true};
 }
 
 // The rows x COLS tile of a row-major matrix of ld columns at (r0, c0), copied by the
@@ -449,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                 ++next_tile;
             }
             const unsigned wt = ws + st * W_STAGE;
-            const ImaTmaTile<__half, 64, TILE_K, false> xt{xs + st * X_STAGE, nullptr, 0, true};
+            const ImaTmaTile<__half, 64, TILE_K, false> xt{xs + st * X_STAGE, ImaRecorder{}, 0, true};
             unsigned a[2][4][4];
             Column q[2];
             group(wt, 0, c0, G, q);
@@ -560,7 +560,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
         const int warp = int(threadIdx.x / 32);
         if (warp >= 2) {
             pipe.transform(u1 - u0, [&](int st, int) {
-                const ImaTmaTile<__half, 16, TILE_K, false> xt{xs + st * X_STAGE, nullptr, 0, true};
+                const ImaTmaTile<__half, 16, TILE_K, false> xt{xs + st * X_STAGE, ImaRecorder{}, 0, true};
                 ima_wg_pairs_order(xt, int(threadIdx.x) - 64);
                 ima_wg_pairs_order(xt, int(threadIdx.x));
             });
@@ -598,7 +598,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
             ++next_tile;
         }
         const unsigned wt = ws + st * W_STAGE;
-        const ImaTmaTile<__half, 16, TILE_K, false> xt{xs + st * X_STAGE, nullptr, 0, true};
+        const ImaTmaTile<__half, 16, TILE_K, false> xt{xs + st * X_STAGE, ImaRecorder{}, 0, true};
         Column q[2][2];
         group(wt, 0, c0, G, q[0]);
         group(wt, 128, c0, G, q[1]);

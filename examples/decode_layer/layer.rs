@@ -495,26 +495,29 @@ fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
 }
 
 impl Kernels {
-    /// Compiles the layer's modules with NVRTC for `arch` into the cache directory `dir`
-    /// (`ima::Module::precompile`), with no device, at once: what [`Kernels::load`] then
-    /// finds there, without compiling, on a device of `arch` in a process whose
-    /// `IMA_PTX_CACHE` is `dir` (on a fresh machine NVRTC takes it about a minute, for
-    /// gemm_tma.ima's). gemm_tma's module only for `sm_90a`, the one `load` takes it on.
-    pub fn precompile(dir: &std::path::Path, arch: &str) -> Result<Vec<std::path::PathBuf>, Error> {
+    /// Compiles the layer's modules with NVRTC into the cache directory `dir` for a device
+    /// of compute `capability` (`ima::Module::precompile`), with no device, at once: what
+    /// [`Kernels::load`] then finds there, without compiling, on such a device in a process
+    /// whose `IMA_PTX_CACHE` is `dir` (on a fresh machine NVRTC takes it about a minute,
+    /// for gemm_tma.ima's). gemm_tma's module only for 9.0, the one `load` takes it on.
+    pub fn precompile(
+        dir: &std::path::Path,
+        capability: (i32, i32),
+    ) -> Result<Vec<std::path::PathBuf>, Error> {
         let mut modules = vec![
             (decode::SPEC_FILE, decode::CUDA_SOURCE),
             (quant::SPEC_FILE, quant::CUDA_SOURCE),
             (paged::SPEC_FILE, paged::CUDA_SOURCE),
             (gemm::SPEC_FILE, gemm::CUDA_SOURCE),
         ];
-        if arch == "sm_90a" {
+        if capability == (9, 0) {
             modules.push((gemm_tma::SPEC_FILE, gemm_tma::CUDA_SOURCE));
         }
         std::thread::scope(|s| {
             let threads: Vec<_> = modules
                 .iter()
                 .map(|&(file, source)| {
-                    s.spawn(move || ima::Module::precompile(dir, file, source, arch))
+                    s.spawn(move || ima::Module::precompile(dir, file, source, capability))
                 })
                 .collect();
             threads.into_iter().map(joined).collect()

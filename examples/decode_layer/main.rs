@@ -318,14 +318,18 @@ fn dump(
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage =
-        "usage: decode_layer check | bench | ablate | dump DIR LEN... | precompile DIR [ARCH]";
+    let usage = "usage: decode_layer check | bench | ablate | dump DIR LEN... | precompile DIR [MAJOR.MINOR]";
     let what = args.first().ok_or(usage)?;
     if what == "precompile" {
         // No device: the modules into a cache directory for a GPU machine's process.
         let dir = args.get(1).ok_or(usage)?;
-        let arch = args.get(2).map_or("sm_90a", String::as_str);
-        for entry in Kernels::precompile(std::path::Path::new(dir), arch)? {
+        // The compute capability of the device that will load them: by default an H100's.
+        let capability = match args.get(2).map(|c| c.split_once('.')) {
+            None => (9, 0),
+            Some(Some((major, minor))) => (major.parse()?, minor.parse()?),
+            Some(None) => return Err(usage.into()),
+        };
+        for entry in Kernels::precompile(std::path::Path::new(dir), capability)? {
             println!("{}", entry.display());
         }
         return Ok(());

@@ -62,26 +62,28 @@ impl Module {
         Ok(module)
     }
 
-    /// Compiles `source` (named `file`, as [`Module::compile`] is given it) with NVRTC for
-    /// `arch` into the cache directory `dir`, with no device, unless `dir` holds it already:
-    /// on a build machine, so that a process on a GPU machine whose `IMA_PTX_CACHE` is that
-    /// directory loads the module without compiling it, where its device is of `arch`
-    /// ([`arch_for`] its compute capability: `sm_90a` for an H100 or H200) and its NVRTC of
-    /// this one's version. NVRTC takes up to a minute on the larger generated modules. The
-    /// entry's path.
+    /// Compiles `source` (named `file`, as [`Module::compile`] is given it) with NVRTC into
+    /// the cache directory `dir` for a device of compute `capability` ((9, 0) for an H100 or
+    /// H200), with no device, unless `dir` holds it already: on a build machine, so that a
+    /// process on a GPU machine whose `IMA_PTX_CACHE` is that directory loads the module
+    /// without compiling it, where its device has that capability and its NVRTC this one's
+    /// version. NVRTC takes up to a minute on the larger generated modules. The entry's
+    /// path.
     pub fn precompile(
         dir: &std::path::Path,
         file: &str,
         source: &str,
-        arch: &str,
+        capability: (i32, i32),
     ) -> Result<std::path::PathBuf, Error> {
+        // The architecture `compile` asks for on such a device, so that the keys are equal.
+        let arch = arch_for(capability.0, capability.1);
         let key = ptx_cache::Key {
             source,
             file,
-            arch,
+            arch: &arch,
             nvrtc: nvrtc_version()?,
         };
-        ptx_cache::fill(&key, dir, || compile_cuda(source, file, arch))
+        ptx_cache::fill(&key, dir, || compile_cuda(source, file, &arch))
     }
 
     /// Loads PTX compiled earlier (shipped in a generated crate).

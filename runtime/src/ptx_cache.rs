@@ -8,8 +8,9 @@
 //! source, the file name that line info carries, the architecture, NVRTC's version and this
 //! format's options), never by a hash alone, and the cache is best effort: an entry that
 //! cannot be read, or is not the one asked for, is compiled again, and one that cannot be
-//! written is left out. Writes go to a temporary file renamed into place, so that
-//! processes that share the directory never read a partial entry.
+//! written is left out (but for [`fill`], [`crate::Module::precompile`]'s, whose entry is
+//! all it makes). Writes go to a temporary file renamed into place, so that processes that
+//! share the directory never read a partial entry.
 //!
 //! `IMA_PTX_CACHE` names the directory; `off` (or an empty value) keeps the cache in
 //! memory only. By default it is `$XDG_CACHE_HOME/imac/ptx`, else `$HOME/.cache/imac/ptx`.

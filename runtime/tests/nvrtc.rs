@@ -99,14 +99,18 @@ fn bad_input_is_an_error_not_a_panic() {
 fn precompiling_fills_the_cache_directory_once() {
     found();
     let dir = tempfile::tempdir().unwrap();
-    let path = ima_runtime::Module::precompile(dir.path(), "scale_half.cu", FP16, "sm_90a")
+    let path = ima_runtime::Module::precompile(dir.path(), "scale_half.cu", FP16, (9, 0))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(path.parent(), Some(dir.path()));
     let bytes = std::fs::read(&path).unwrap();
     let elf = bytes.windows(4).position(|w| w == b"\x7fELF");
     assert!(elf.is_some(), "no SASS in the entry");
+    // For sm_90a, the architecture Module::compile asks for on a 9.0 device.
+    let needle = b".target sm_90a";
+    let target = bytes.windows(needle.len()).position(|w| w == needle);
+    assert!(target.is_some(), "not sm_90a's PTX");
     let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
-    let again = ima_runtime::Module::precompile(dir.path(), "scale_half.cu", FP16, "sm_90a")
+    let again = ima_runtime::Module::precompile(dir.path(), "scale_half.cu", FP16, (9, 0))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again, path);
     assert_eq!(
