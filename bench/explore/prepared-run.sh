@@ -7,8 +7,9 @@
 # 2b03e9c on an H100 (bench/RESULTS.md, "The GPU suite at 2b03e9c"). Session 57 changed the
 # release entry points (6add24a, 1e04220) and got one short call; session 58 ran 1 and 20 at
 # a265363, then 20, 1, sanitize, 2, 16, 17 and 14 at 0c6a4d9 on an H100 (bench/RESULTS.md,
-# "The suite and memcheck at session 57's kernels"): none remains but the two-GPU test, and
-# 20 stays the before-and-after check of a kernel change. Session 36 ran calls 1 and 2 at 738cc26,
+# "The suite and memcheck at session 57's kernels"). Left for the next session: 1 and
+# sanitize at its HEAD (fa1e96b's checked entry points and later commits have not run on a
+# GPU), 21, and 20, which stays the before-and-after check of a kernel change. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
 #   bash bench/explore/prepared-run.sh 1: the whole GPU suite but the fuzzer and the
