@@ -229,8 +229,9 @@ struct Entry {
     index_type: &'static str,
     checked: bool,
     /// Whether it takes the launch's record: its accessors then record violations through
-    /// the thread's recorder (ima.cuh's ImaRecorder: a count and an ImaPending), which it
-    /// flushes into the record once the body returns.
+    /// the thread's recorder (ima.cuh's ImaRec: its ImaPending in a checked entry point, a
+    /// count and an ImaPending in a release one), which it flushes into the record once
+    /// the body returns.
     reports: bool,
     params: String,
     run_args: String,
@@ -343,7 +344,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         .collect();
     let mut run_params = accessors.clone();
     run_params.extend(values.iter().cloned());
-    run_params.push("const ImaRecorder ima_recorder".into());
+    run_params.push("const ImaRec<IMA_CHECKED> ima_recorder".into());
     let mut body_params = accessors;
     body_params.extend(values);
     body_params.extend(
@@ -727,17 +728,17 @@ fn entry(
         })
         .collect();
     // An entry point's accessors record violations through the thread's recorder (ima.cuh's
-    // ImaRecorder), which it flushes into `ima_record`. Every checked entry point takes the
+    // ImaRec), which it flushes into `ima_record`. Every checked entry point takes the
     // record (ima_contract's entry_params); a release one where it has a test to make.
     assert!(
         takes_record || !checked,
         "{}: a checked entry point without a record",
         k.name
     );
-    let record = if takes_record {
-        "ImaRecorder{&ima_violations, &ima_pending}"
-    } else {
-        "ImaRecorder{nullptr, nullptr}"
+    let record = match (takes_record, checked) {
+        (true, true) => "&ima_pending",
+        (true, false) => "ImaRecorder{&ima_violations, &ima_pending}",
+        (false, _) => "ImaRecorder{nullptr, nullptr}",
     };
     // Each accessor from the parameters it is made of (by name), its extents and the record.
     let mut run_args = Vec::new();

@@ -51,7 +51,7 @@ struct {{ p.name }}_t {
 {%- when Some with (v) %}
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at ({{ p.indices }}), checked against `values({{ v.text }})` in every mode.
 {%- if v.sentinel.is_some() %}
     // The sentinel, and an entry outside the contract (reported), give no value.
@@ -100,8 +100,8 @@ struct {{ p.name }}_t {
         if (ima_value_in(a, vlo, vhi) && ima_value_in(b, vlo, vhi) && a <= b && (!first || a == vlo) &&
             (!last || b == vhi - 1))
             return {I(a), I(b)};
-        *rec.count += 1;
-        ima_span_fault(rec.last, ImaSite<I, {{ p.rank }}>{{ "{{" }}{{ p.indices }}{{ "}}" }}, vlo, vhi, a, b);
+        ima_count_of(rec) += 1;
+        ima_span_fault(ima_last_of(rec), ImaSite<I, {{ p.rank }}>{{ "{{" }}{{ p.indices }}{{ "}}" }}, vlo, vhi, a, b);
         return {vlo, vlo};
     }
     // Which of span's tests failed, kept as the thread's latest violation (its caller
@@ -126,7 +126,7 @@ struct {{ p.name }}_t {
     }
 {%- endif %}
 {%- when None %}
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ {{ p.element_ref }} operator()({{ p.index_params }}) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, {{ p.write }}, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return {{ p.refused }};
@@ -336,7 +336,7 @@ struct {{ q.name }}_t {
 {%- endif %}
     const ImaTensorMap* scales_tma;
 {%- endif %}
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
 {%- if q.vec %}
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
@@ -1156,7 +1156,7 @@ template <typename I, bool IMA_CHECKED>
 struct {{ a.name }}_t {
     {{ a.c_type }}* p;
     I {{ a.dim_list }};
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ {{ a.c_type }}& operator()({{ a.index_params }}) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ a.rank }}>(rec, {{ a.arg }}, 1, {{ "{" }}{{ a.indices }}{{ "}" }}, {{ "{" }}{{ a.dim_list }}{{ "}" }})) return ima_shared_sink<{{ a.c_type }}>();
@@ -1341,15 +1341,20 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
 {%- if e.reports %}
     ImaPending ima_pending;
 {%- if e.checked %}
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
+    ima_pending.count = 0;
 {%- else %}
     unsigned int ima_violations = 0;
 {%- endif %}
 {%- endif %}
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
 {%- if e.reports %}
+{%- if e.checked %}
+    if (ima_pending.count != 0) {
+{%- else %}
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
+{%- endif %}
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -1361,7 +1366,7 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
             break;
 {%- endfor %}
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 {%- endif %}
 }

@@ -4,9 +4,10 @@
 //! passes untouched; one outside is pending in the thread until its flush, which fills the
 //! violation record once (which argument, dimension, index, extents, block and thread; the
 //! flag raised) and counts every later one; a vector access reports misalignment, its
-//! first element outside or its last; a value report carries the value and its bounds;
-//! the digit helpers walk a mixed radix; a shared tile's swizzle is a conflict-free
-//! permutation and its checked chunks report. No GPU needed: a host C++ compiler (`c++`,
+//! first element outside or its last; a value report carries the value and its bounds,
+//! through a checked entry point's recorder (its ImaPending) or a release one's (a count
+//! apart); the digit helpers walk a mixed radix; a shared tile's swizzle is a
+//! conflict-free permutation and its checked chunks report. No GPU needed: a host C++ compiler (`c++`,
 //! or `$CXX`) is.
 
 use std::path::Path;
@@ -27,38 +28,31 @@ static int failures = 0;
         }                                                          \
     } while (0)
 
-// What an entry point keeps for a thread: its count of violations and the latest one.
-struct Thread {
-    unsigned int count;
-    ImaPending last;
-    ImaRecorder rec() { return {&count, &last}; }
-};
-
 // What an entry point does once its body has returned: the pending violation into the
 // record, with the argument's extents.
-static void flush(ImaRecord& r, Thread& p, std::initializer_list<long long> arg_extent) {
+static void flush(ImaRecord& r, ImaPending& p, std::initializer_list<long long> arg_extent) {
     long long e[8] = {};
     int d = 0;
     for (long long x : arg_extent) e[d++] = x;
-    if (p.count != 0) ima_flush(&r, p.count, &p.last, e);
-    p = Thread{};
+    if (p.count != 0) ima_flush(&r, &p, e);
+    p = ImaPending{};
 }
 
 int main() {
     unsigned int flag = 0;
     ImaRecord r{};
     r.flag = &flag;
-    Thread p{};
+    ImaPending p{};
     blockIdx = {3, 1, 0};
     threadIdx = {17, 0, 2};
 
     // Inside: nothing recorded.
-    CHECK((ima_in_bounds<int, 3>(p.rec(), 4, 0, {1, 2, 3}, {2, 3, 4})));
+    CHECK((ima_in_bounds<int, 3>(&p, 4, 0, {1, 2, 3}, {2, 3, 4})));
     CHECK(p.count == 0);
 
     // Outside in dimension 1 (and 2): pending until the flush, which names the first
     // failing dimension, the argument's extents, the block and the thread.
-    CHECK(!(ima_in_bounds<int, 3>(p.rec(), 4, 1, {1, 3, 9}, {2, 3, 4})));
+    CHECK(!(ima_in_bounds<int, 3>(&p, 4, 1, {1, 3, 9}, {2, 3, 4})));
     CHECK(p.count == 1 && r.count == 0 && flag == 0);
     flush(r, p, {2, 3, 4});
     CHECK(r.count == 1 && r.claimed == 1 && flag == 1);
@@ -70,15 +64,15 @@ int main() {
 
     // A thread's violations are all counted and its latest kept; a later thread's are
     // counted, and the record keeps the first thread's.
-    CHECK(!(ima_in_bounds<long long, 2>(p.rec(), -2, 0, {-1LL, 0LL}, {5LL, 1LL << 40})));
-    CHECK(!(ima_in_bounds<long long, 2>(p.rec(), -2, 0, {0LL, 1LL << 41}, {5LL, 1LL << 40})));
-    CHECK(p.count == 2 && p.last.code >> 16 == -2 && p.last.index.i64[1] == 1LL << 41);
+    CHECK(!(ima_in_bounds<long long, 2>(&p, -2, 0, {-1LL, 0LL}, {5LL, 1LL << 40})));
+    CHECK(!(ima_in_bounds<long long, 2>(&p, -2, 0, {0LL, 1LL << 41}, {5LL, 1LL << 40})));
+    CHECK(p.count == 2 && p.code >> 16 == -2 && p.index.i64[1] == 1LL << 41);
     ImaRecord wide{};
     wide.flag = &flag;
     flush(wide, p, {5, 1LL << 40});
     CHECK(wide.count == 2 && wide.arg == -2 && wide.dim == 1 && wide.index[1] == 1LL << 41);
     CHECK(wide.extent[1] == 1LL << 40);
-    CHECK(!(ima_in_bounds<int, 1>(p.rec(), 7, 0, {-1}, {5})));
+    CHECK(!(ima_in_bounds<int, 1>(&p, 7, 0, {-1}, {5})));
     flush(r, p, {5});
     CHECK(r.count == 2 && r.arg == 4 && r.dim == 1);
 
@@ -88,20 +82,20 @@ int main() {
     // Vectors of 8: aligned and inside passes; misaligned, or past the end, is recorded.
     ImaRecord v{};
     v.flag = &flag;
-    CHECK((ima_vec_in_bounds<int, 2, 8>(p.rec(), 0, 0, {1, 8}, {2, 16})));
+    CHECK((ima_vec_in_bounds<int, 2, 8>(&p, 0, 0, {1, 8}, {2, 16})));
     CHECK(p.count == 0);
-    CHECK(!(ima_vec_in_bounds<int, 2, 8>(p.rec(), 2, 0, {1, 4}, {2, 16})));
+    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&p, 2, 0, {1, 4}, {2, 16})));
     flush(v, p, {2, 16});
     CHECK(v.count == 1 && v.kind == IMA_MISALIGNED_VECTOR && v.dim == 1 && v.index[1] == 4);
     ImaRecord end{};
     end.flag = &flag;
-    CHECK(!(ima_vec_in_bounds<int, 2, 8>(p.rec(), 2, 1, {1, 8}, {2, 12})));
+    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&p, 2, 1, {1, 8}, {2, 12})));
     flush(end, p, {2, 12});
     CHECK(end.count == 1 && end.kind == IMA_OUT_OF_BOUNDS && end.write == 1 && end.dim == 1);
     CHECK(end.index[1] == 15 && end.extent[1] == 12);
     ImaRecord first{};
     first.flag = &flag;
-    CHECK(!(ima_vec_in_bounds<int, 2, 8>(p.rec(), 2, 0, {2, 8}, {2, 16})));
+    CHECK(!(ima_vec_in_bounds<int, 2, 8>(&p, 2, 0, {2, 8}, {2, 16})));
     flush(first, p, {2, 16});
     CHECK(first.count == 1 && first.dim == 0 && first.index[0] == 2 && first.index[1] == 8);
 
@@ -110,16 +104,16 @@ int main() {
     // outside, at that element.
     static_assert(sizeof(ImaPair<short>) == 4 && alignof(ImaPair<short>) == 4, "a pair is one 4-byte access");
     static_assert(sizeof(ImaPair<float>) == 8 && alignof(ImaPair<float>) == 8, "a pair is one 8-byte access");
-    CHECK((ima_vec_in_bounds<int, 2, 2>(p.rec(), 3, 1, {1, 14}, {2, 16})));
+    CHECK((ima_vec_in_bounds<int, 2, 2>(&p, 3, 1, {1, 14}, {2, 16})));
     CHECK(p.count == 0);
     ImaRecord odd{};
     odd.flag = &flag;
-    CHECK(!(ima_vec_in_bounds<int, 2, 2>(p.rec(), 3, 1, {1, 5}, {2, 16})));
+    CHECK(!(ima_vec_in_bounds<int, 2, 2>(&p, 3, 1, {1, 5}, {2, 16})));
     flush(odd, p, {2, 16});
     CHECK(odd.count == 1 && odd.kind == IMA_MISALIGNED_VECTOR && odd.write == 1 && odd.dim == 1 && odd.index[1] == 5);
     ImaRecord past{};
     past.flag = &flag;
-    CHECK(!(ima_vec_in_bounds<int, 2, 2>(p.rec(), 3, 1, {1, 14}, {2, 15})));
+    CHECK(!(ima_vec_in_bounds<int, 2, 2>(&p, 3, 1, {1, 14}, {2, 15})));
     flush(past, p, {2, 15});
     CHECK(past.count == 1 && past.kind == IMA_OUT_OF_BOUNDS && past.dim == 1);
     CHECK(past.index[1] == 15 && past.extent[1] == 15);
@@ -135,10 +129,26 @@ int main() {
     ImaRecord bad{};
     bad.flag = &flag;
     const int at[2] = {0, 5};
-    ima_report_value<int, 2>(p.rec(), 3, IMA_BAD_VALUE, at, -7, 0, 40);
+    ima_report_value<int, 2>(&p, 3, IMA_BAD_VALUE, at, -7, 0, 40);
     flush(bad, p, {1, 9});
     CHECK(bad.count == 1 && bad.kind == IMA_BAD_VALUE && bad.arg == 3 && bad.dim == 1);
     CHECK(bad.value == -7 && bad.lo == 0 && bad.hi == 40 && bad.index[1] == 5);
+
+    // A release entry point's recorder: its count apart from the violation it keeps, which
+    // the entry point copies in before the flush.
+    unsigned int count = 0;
+    ImaPending last{};
+    const ImaRecorder rec{&count, &last};
+    CHECK((ima_in_bounds<int, 1>(rec, 5, 0, {3}, {4})) && count == 0);
+    ima_report_value<int, 1>(rec, 5, IMA_BAD_VALUE, {2}, 99, 0, 8);
+    ima_report_value<int, 1>(rec, 5, IMA_BAD_VALUE, {3}, -1, 0, 8);
+    CHECK(count == 2 && last.count == 0 && last.value == -1 && last.index.i32[0] == 3);
+    ImaRecord apart{};
+    apart.flag = &flag;
+    last.count = count;
+    flush(apart, last, {4});
+    CHECK(apart.count == 2 && apart.kind == IMA_BAD_VALUE && apart.arg == 5 && apart.value == -1);
+    CHECK(apart.index[0] == 3 && apart.lo == 0 && apart.hi == 8);
     CHECK(ima_value_in(5, 0, 40) && !ima_value_in(-7, 0, 40) && !ima_value_in(40u, -1, 40));
 
     // A sentinel's entry gives no value; another gives its own.
@@ -200,14 +210,14 @@ int main() {
     t.flag = &flag;
     using Chunk = ImaVec<unsigned short, 8>;
     Chunk* const sink = &ima_shared_sink<Chunk>();
-    const ImaSmemTile<unsigned short, 16, 64, true> tile{tile_mem, p.rec(), -2, true};
+    const ImaSmemTile<unsigned short, 16, 64, true> tile{tile_mem, &p, -2, true};
     CHECK(&tile.chunk(3, 40) == &tile_mem[3 * 8 + (5 ^ 3)] && p.count == 0);
     CHECK(&tile.chunk(2, 12) == sink);
     CHECK(&tile.chunk(16, 0) == sink);
     flush(t, p, {4, 16, 64});
     CHECK(t.count == 2 && t.kind == IMA_TILE_CHUNK && t.arg == -2 && t.dim == 0 && t.index[0] == 16);
     CHECK(t.rank == 2 && t.extent[0] == 16 && t.extent[1] == 64);
-    const ImaSmemTile<unsigned short, 16, 64, true> refused{tile_mem, p.rec(), -2, false};
+    const ImaSmemTile<unsigned short, 16, 64, true> refused{tile_mem, &p, -2, false};
     CHECK(&refused.chunk(0, 0) == sink && p.count == 0);
 
     // A refused write lands in the sink.

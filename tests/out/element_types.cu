@@ -95,9 +95,10 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // A checked entry point's count of violations, beside the code, so that a test that
-    // fails writes both with its first indices in one store; a release entry point counts
-    // in a variable of its own (ImaRecorder).
+    // The thread's count of violations: a checked entry point's own, beside the code, so
+    // that a test that fails writes both with its first indices in one store; a release
+    // entry point counts in a variable of its own (ImaRecorder) and copies it here for the
+    // flush.
     unsigned int count;
     // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
@@ -123,13 +124,32 @@ struct ImaPending {
 // recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
 // memory as before: in a register there, it took paged_attn's release entry point from
 // 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
-// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
-// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
-// layer's deferred graph ran 3.5 µs slower at B = 1.
+// entry point, whose tests are many, records through its ImaPending alone (ImaRec<true>),
+// counting in its `count`: apart, a test that failed took three stores where it took one
+// (gptq_gemv_narrow's, 93 to 187), and with an ImaRecorder's two pointers in its accessors
+// ptxas scheduled paged_attn_rope's checked entry point anew (the same registers) while
+// the layer's deferred graph ran 3.5 µs slower at B = 1 (bench/RESULTS.md, session 58);
+// through the ImaPending alone, its SASS is a265363's again.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
 };
+// What the accessors of an entry point that is checked (CHECKED) or not record through.
+template <bool CHECKED>
+struct ImaRecorderOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaRecorderOf<true> {
+    using type = ImaPending*;
+};
+template <bool CHECKED>
+using ImaRec = typename ImaRecorderOf<CHECKED>::type;
+// A recorder's count and its latest violation.
+__device__ __forceinline__ unsigned int& ima_count_of(ImaPending* p) { return p->count; }
+__device__ __forceinline__ unsigned int& ima_count_of(ImaRecorder rec) { return *rec.count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaPending* p) { return p; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaRecorder rec) { return rec.last; }
 
 // A violation described in one word, a constant at each check site: the dimension that
 // failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
@@ -168,10 +188,10 @@ __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&inde
 }
 
 // Counts a violation and keeps it as the thread's latest.
-template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
-    *rec.count += 1;
-    ima_note<I, R>(rec.last, code, index);
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_pend(Rec rec, int code, const I (&index)[R]) {
+    ima_count_of(rec) += 1;
+    ima_note<I, R>(ima_last_of(rec), code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -199,10 +219,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
-                                                               const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, count, code)) return;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -226,14 +245,14 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 }
 
 // A violation of any kind (the dimension that failed given).
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report(Rec rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
     ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) ima_last_of(rec)->extent[d] = extent[d];
     }
 }
 
@@ -248,11 +267,11 @@ __device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind,
     p->lo = lo;
     p->hi = hi;
 }
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report_value(Rec rec, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    *rec.count += 1;
-    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
+    ima_count_of(rec) += 1;
+    ima_note_value<I, R>(ima_last_of(rec), arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -346,8 +365,8 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
-template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -564,7 +583,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -1195,7 +1214,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -2155,7 +2174,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKED> rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2307,8 +2326,8 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
-template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, int W, typename Rec>
+__device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2340,7 +2359,7 @@ struct a_t {
     const __nv_fp8_e4m3* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_fp8_e4m3 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
@@ -2355,7 +2374,7 @@ struct b_t {
     const __nv_fp8_e5m2* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_fp8_e5m2 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
@@ -2370,7 +2389,7 @@ struct y_t {
     float* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<float>();
@@ -2388,7 +2407,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2392 "element_types.cu"
+#line 2411 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2397,7 +2416,7 @@ __device__ __forceinline__ void run(
     const b_t<I, IMA_CHECKED> b,
     const y_t<I, IMA_CHECKED> y,
     const I N,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2481,14 +2500,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_widen_fp8::a_t<int, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_widen_fp8::b_t<int, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_widen_fp8::y_t<int, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_widen_fp8::a_t<int, true>{a, a_s0, N, &ima_pending},
+        ima_kernel_widen_fp8::b_t<int, true>{b, b_s0, N, &ima_pending},
+        ima_kernel_widen_fp8::y_t<int, true>{y, y_s0, N, &ima_pending},
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2502,7 +2520,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2523,14 +2541,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_widen_fp8::a_t<long long, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_widen_fp8::b_t<long long, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_widen_fp8::y_t<long long, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_widen_fp8::a_t<long long, true>{a, a_s0, N, &ima_pending},
+        ima_kernel_widen_fp8::b_t<long long, true>{b, b_s0, N, &ima_pending},
+        ima_kernel_widen_fp8::y_t<long long, true>{y, y_s0, N, &ima_pending},
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2544,7 +2561,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2560,7 +2577,7 @@ struct a_t {
     const signed char* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ signed char operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
@@ -2575,7 +2592,7 @@ struct b_t {
     const unsigned char* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned char operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
@@ -2590,7 +2607,7 @@ struct c_t {
     const short* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ short operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 0, {i0}, {e0})) return {};
@@ -2605,7 +2622,7 @@ struct d_t {
     const unsigned short* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned short operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 3, 0, {i0}, {e0})) return {};
@@ -2620,7 +2637,7 @@ struct e_t {
     const int* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 4, 0, {i0}, {e0})) return {};
@@ -2635,7 +2652,7 @@ struct f_t {
     const unsigned int* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned int operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 5, 0, {i0}, {e0})) return {};
@@ -2650,7 +2667,7 @@ struct g_t {
     const long long* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ long long operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 6, 0, {i0}, {e0})) return {};
@@ -2665,7 +2682,7 @@ struct h_t {
     const unsigned long long* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned long long operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 7, 0, {i0}, {e0})) return {};
@@ -2680,7 +2697,7 @@ struct p_t {
     const __half* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 8, 0, {i0}, {e0})) return {};
@@ -2695,7 +2712,7 @@ struct q_t {
     const __nv_bfloat16* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 9, 0, {i0}, {e0})) return {};
@@ -2710,7 +2727,7 @@ struct r_t {
     const float* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 10, 0, {i0}, {e0})) return {};
@@ -2725,7 +2742,7 @@ struct s_t {
     const double* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ double operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 11, 0, {i0}, {e0})) return {};
@@ -2740,7 +2757,7 @@ struct y_t {
     double* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ double& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 12, 1, {i0}, {e0})) return ima_sink<double>();
@@ -2772,7 +2789,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2776 "element_types.cu"
+#line 2793 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2791,7 +2808,7 @@ __device__ __forceinline__ void run(
     const s_t<I, IMA_CHECKED> s,
     const y_t<I, IMA_CHECKED> y,
     const I N,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2955,24 +2972,23 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_sum_all::a_t<int, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::b_t<int, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::c_t<int, true>{c, c_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::d_t<int, true>{d, d_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::e_t<int, true>{e, e_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::f_t<int, true>{f, f_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::g_t<int, true>{g, g_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::h_t<int, true>{h, h_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::p_t<int, true>{p, p_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::q_t<int, true>{q, q_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::r_t<int, true>{r, r_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::s_t<int, true>{s, s_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::y_t<int, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_sum_all::a_t<int, true>{a, a_s0, N, &ima_pending},
+        ima_kernel_sum_all::b_t<int, true>{b, b_s0, N, &ima_pending},
+        ima_kernel_sum_all::c_t<int, true>{c, c_s0, N, &ima_pending},
+        ima_kernel_sum_all::d_t<int, true>{d, d_s0, N, &ima_pending},
+        ima_kernel_sum_all::e_t<int, true>{e, e_s0, N, &ima_pending},
+        ima_kernel_sum_all::f_t<int, true>{f, f_s0, N, &ima_pending},
+        ima_kernel_sum_all::g_t<int, true>{g, g_s0, N, &ima_pending},
+        ima_kernel_sum_all::h_t<int, true>{h, h_s0, N, &ima_pending},
+        ima_kernel_sum_all::p_t<int, true>{p, p_s0, N, &ima_pending},
+        ima_kernel_sum_all::q_t<int, true>{q, q_s0, N, &ima_pending},
+        ima_kernel_sum_all::r_t<int, true>{r, r_s0, N, &ima_pending},
+        ima_kernel_sum_all::s_t<int, true>{s, s_s0, N, &ima_pending},
+        ima_kernel_sum_all::y_t<int, true>{y, y_s0, N, &ima_pending},
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3016,7 +3032,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3057,24 +3073,23 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_sum_all::a_t<long long, true>{a, a_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::b_t<long long, true>{b, b_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::c_t<long long, true>{c, c_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::d_t<long long, true>{d, d_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::e_t<long long, true>{e, e_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::f_t<long long, true>{f, f_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::g_t<long long, true>{g, g_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::h_t<long long, true>{h, h_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::p_t<long long, true>{p, p_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::q_t<long long, true>{q, q_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::r_t<long long, true>{r, r_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::s_t<long long, true>{s, s_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_all::y_t<long long, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_sum_all::a_t<long long, true>{a, a_s0, N, &ima_pending},
+        ima_kernel_sum_all::b_t<long long, true>{b, b_s0, N, &ima_pending},
+        ima_kernel_sum_all::c_t<long long, true>{c, c_s0, N, &ima_pending},
+        ima_kernel_sum_all::d_t<long long, true>{d, d_s0, N, &ima_pending},
+        ima_kernel_sum_all::e_t<long long, true>{e, e_s0, N, &ima_pending},
+        ima_kernel_sum_all::f_t<long long, true>{f, f_s0, N, &ima_pending},
+        ima_kernel_sum_all::g_t<long long, true>{g, g_s0, N, &ima_pending},
+        ima_kernel_sum_all::h_t<long long, true>{h, h_s0, N, &ima_pending},
+        ima_kernel_sum_all::p_t<long long, true>{p, p_s0, N, &ima_pending},
+        ima_kernel_sum_all::q_t<long long, true>{q, q_s0, N, &ima_pending},
+        ima_kernel_sum_all::r_t<long long, true>{r, r_s0, N, &ima_pending},
+        ima_kernel_sum_all::s_t<long long, true>{s, s_s0, N, &ima_pending},
+        ima_kernel_sum_all::y_t<long long, true>{y, y_s0, N, &ima_pending},
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3118,7 +3133,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3136,7 +3151,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3203,7 +3218,7 @@ struct a_t {
     signed char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ signed char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<signed char>();
@@ -3338,7 +3353,7 @@ struct b_t {
     unsigned char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned char>();
@@ -3473,7 +3488,7 @@ struct c_t {
     short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<short>();
@@ -3608,7 +3623,7 @@ struct d_t {
     unsigned short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned short>();
@@ -3743,7 +3758,7 @@ struct e_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -3878,7 +3893,7 @@ struct f_t {
     unsigned int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned int>();
@@ -4013,7 +4028,7 @@ struct g_t {
     long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<long long>();
@@ -4148,7 +4163,7 @@ struct h_t {
     unsigned long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned long long>();
@@ -4283,7 +4298,7 @@ struct p_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 9, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4418,7 +4433,7 @@ struct q_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -4553,7 +4568,7 @@ struct r_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 11, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -4688,7 +4703,7 @@ struct s_t {
     double* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ double& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 12, 1, {i0, i1}, {e0, e1})) return ima_sink<double>();
@@ -4823,7 +4838,7 @@ struct t_t {
     __nv_fp8_e4m3* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_fp8_e4m3& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 13, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e4m3>();
@@ -4958,7 +4973,7 @@ struct u_t {
     __nv_fp8_e5m2* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_fp8_e5m2& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 14, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e5m2>();
@@ -5127,7 +5142,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5131 "element_types.cu"
+#line 5146 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5149,7 +5164,7 @@ __device__ __forceinline__ void run(
     const u_t<I, IMA_CHECKED> u,
     const I M,
     const I N,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5388,27 +5403,26 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_che
     // before the launch.
     __builtin_assume(N % 16 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_pairs_of_every_type::x_t<int, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_pairs_of_every_type::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
         M,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5473,7 +5487,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_che
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5537,27 +5551,26 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_che
     // before the launch.
     __builtin_assume(N % 16 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_pairs_of_every_type::x_t<long long, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_pairs_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_pairs_of_every_type::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
         M,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5622,7 +5635,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_che
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5640,7 +5653,7 @@ struct a_t {
     signed char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ signed char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 1, {i0, i1}, {e0, e1})) return ima_sink<signed char>();
@@ -5704,7 +5717,7 @@ struct b_t {
     unsigned char* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned char& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned char>();
@@ -5768,7 +5781,7 @@ struct c_t {
     short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<short>();
@@ -5832,7 +5845,7 @@ struct d_t {
     unsigned short* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned short& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned short>();
@@ -5896,7 +5909,7 @@ struct e_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -5960,7 +5973,7 @@ struct f_t {
     unsigned int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned int>();
@@ -6024,7 +6037,7 @@ struct g_t {
     long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<long long>();
@@ -6088,7 +6101,7 @@ struct h_t {
     unsigned long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ unsigned long long& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<unsigned long long>();
@@ -6152,7 +6165,7 @@ struct p_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 8, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6216,7 +6229,7 @@ struct q_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 9, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -6280,7 +6293,7 @@ struct r_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -6344,7 +6357,7 @@ struct s_t {
     double* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ double& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 11, 1, {i0, i1}, {e0, e1})) return ima_sink<double>();
@@ -6408,7 +6421,7 @@ struct t_t {
     __nv_fp8_e4m3* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_fp8_e4m3& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 12, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e4m3>();
@@ -6472,7 +6485,7 @@ struct u_t {
     __nv_fp8_e5m2* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_fp8_e5m2& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 13, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_fp8_e5m2>();
@@ -6566,7 +6579,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6570 "element_types.cu"
+#line 6583 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6587,7 +6600,7 @@ __device__ __forceinline__ void run(
     const u_t<I, IMA_CHECKED> u,
     const I M,
     const I N,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     body<I, IMA_CHECKED>(a, b, c, d, e, f, g, h, p, q, r, s, t, u, M, N);
 }
 
@@ -6789,26 +6802,25 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
         M,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6869,7 +6881,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -6927,26 +6939,25 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
         M,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7007,6 +7018,6 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }

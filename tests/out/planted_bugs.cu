@@ -93,9 +93,10 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // A checked entry point's count of violations, beside the code, so that a test that
-    // fails writes both with its first indices in one store; a release entry point counts
-    // in a variable of its own (ImaRecorder).
+    // The thread's count of violations: a checked entry point's own, beside the code, so
+    // that a test that fails writes both with its first indices in one store; a release
+    // entry point counts in a variable of its own (ImaRecorder) and copies it here for the
+    // flush.
     unsigned int count;
     // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
@@ -121,13 +122,32 @@ struct ImaPending {
 // recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
 // memory as before: in a register there, it took paged_attn's release entry point from
 // 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
-// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
-// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
-// layer's deferred graph ran 3.5 µs slower at B = 1.
+// entry point, whose tests are many, records through its ImaPending alone (ImaRec<true>),
+// counting in its `count`: apart, a test that failed took three stores where it took one
+// (gptq_gemv_narrow's, 93 to 187), and with an ImaRecorder's two pointers in its accessors
+// ptxas scheduled paged_attn_rope's checked entry point anew (the same registers) while
+// the layer's deferred graph ran 3.5 µs slower at B = 1 (bench/RESULTS.md, session 58);
+// through the ImaPending alone, its SASS is a265363's again.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
 };
+// What the accessors of an entry point that is checked (CHECKED) or not record through.
+template <bool CHECKED>
+struct ImaRecorderOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaRecorderOf<true> {
+    using type = ImaPending*;
+};
+template <bool CHECKED>
+using ImaRec = typename ImaRecorderOf<CHECKED>::type;
+// A recorder's count and its latest violation.
+__device__ __forceinline__ unsigned int& ima_count_of(ImaPending* p) { return p->count; }
+__device__ __forceinline__ unsigned int& ima_count_of(ImaRecorder rec) { return *rec.count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaPending* p) { return p; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaRecorder rec) { return rec.last; }
 
 // A violation described in one word, a constant at each check site: the dimension that
 // failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
@@ -166,10 +186,10 @@ __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&inde
 }
 
 // Counts a violation and keeps it as the thread's latest.
-template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
-    *rec.count += 1;
-    ima_note<I, R>(rec.last, code, index);
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_pend(Rec rec, int code, const I (&index)[R]) {
+    ima_count_of(rec) += 1;
+    ima_note<I, R>(ima_last_of(rec), code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -197,10 +217,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
-                                                               const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, count, code)) return;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -224,14 +243,14 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 }
 
 // A violation of any kind (the dimension that failed given).
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report(Rec rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
     ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) ima_last_of(rec)->extent[d] = extent[d];
     }
 }
 
@@ -246,11 +265,11 @@ __device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind,
     p->lo = lo;
     p->hi = hi;
 }
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report_value(Rec rec, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    *rec.count += 1;
-    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
+    ima_count_of(rec) += 1;
+    ima_note_value<I, R>(ima_last_of(rec), arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -344,8 +363,8 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
-template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -562,7 +581,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -1193,7 +1212,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -2153,7 +2172,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKED> rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2305,8 +2324,8 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
-template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, int W, typename Rec>
+__device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2338,7 +2357,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2353,7 +2372,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2368,7 +2387,7 @@ struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -2446,7 +2465,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2450 "planted_bugs.cu"
+#line 2469 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2459,7 +2478,7 @@ __device__ __forceinline__ void run(
     const I S,
     const I D,
     const I T,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = B * H * S * T;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2590,18 +2609,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_scores_off_by_one::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_scores_off_by_one::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_scores_off_by_one::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_scores_off_by_one::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_scores_off_by_one::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_scores_off_by_one::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2624,7 +2642,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
             ima_extent[3] = T;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2658,18 +2676,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_scores_off_by_one::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_scores_off_by_one::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_scores_off_by_one::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_scores_off_by_one::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_scores_off_by_one::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_scores_off_by_one::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2692,7 +2709,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
             ima_extent[3] = T;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2708,7 +2725,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -2723,7 +2740,7 @@ struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -2791,7 +2808,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2795 "planted_bugs.cu"
+#line 2812 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2800,7 +2817,7 @@ __device__ __forceinline__ void run(
     const y_t<I, IMA_CHECKED> y,
     const I M,
     const I N,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N * M;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2887,14 +2904,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_transpose_swapped::x_t<int, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_transpose_swapped::y_t<int, true>{y, y_s0, y_s1, N, M, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_transpose_swapped::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_transpose_swapped::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2907,7 +2923,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
             ima_extent[1] = M;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2929,14 +2945,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_transpose_swapped::x_t<long long, true>{x, x_s0, x_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_transpose_swapped::y_t<long long, true>{y, y_s0, y_s1, N, M, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_transpose_swapped::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
+        ima_kernel_transpose_swapped::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
         M,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2949,7 +2964,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
             ima_extent[1] = M;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2965,7 +2980,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -2980,7 +2995,7 @@ struct s_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -3043,7 +3058,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_t {
     float* p;
     I d0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
@@ -3090,7 +3105,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3094 "planted_bugs.cu"
+#line 3109 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3099,7 +3114,7 @@ __device__ __forceinline__ void run(
     const s_t<I, IMA_CHECKED> s,
     const I R,
     const I C,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3194,14 +3209,13 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_shared_overrun::x_t<int, true>{x, x_s0, x_s1, R, C, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_shared_overrun::s_t<int, true>{s, s_s0, s_s1, R, 1, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_shared_overrun::x_t<int, true>{x, x_s0, x_s1, R, C, &ima_pending},
+        ima_kernel_shared_overrun::s_t<int, true>{s, s_s0, s_s1, R, 1, &ima_pending},
         R,
         C,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3217,7 +3231,7 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3239,14 +3253,13 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_shared_overrun::x_t<long long, true>{x, x_s0, x_s1, R, C, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_shared_overrun::s_t<long long, true>{s, s_s0, s_s1, R, 1, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_shared_overrun::x_t<long long, true>{x, x_s0, x_s1, R, C, &ima_pending},
+        ima_kernel_shared_overrun::s_t<long long, true>{s, s_s0, s_s1, R, 1, &ima_pending},
         R,
         C,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3262,7 +3275,7 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3283,7 +3296,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -3780,7 +3793,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -3849,7 +3862,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3853 "planted_bugs.cu"
+#line 3866 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3859,7 +3872,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3969,15 +3982,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_dequant_wrong_group::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_dequant_wrong_group::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_dequant_wrong_group::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_dequant_wrong_group::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3990,7 +4002,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4019,15 +4031,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_dequant_wrong_group::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_dequant_wrong_group::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_dequant_wrong_group::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_dequant_wrong_group::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4040,7 +4051,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4062,7 +4073,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -4559,7 +4570,7 @@ struct y_t {
     float* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 4, 1, {i0}, {e0})) return ima_sink<float>();
@@ -4590,7 +4601,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4594 "planted_bugs.cu"
+#line 4605 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4600,7 +4611,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
@@ -4702,15 +4713,14 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
     __builtin_assume(K % 32 == 0);
     __builtin_assume(N % 4 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_sum_tiles_across_groups::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_tiles_across_groups::y_t<int, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_sum_tiles_across_groups::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_sum_tiles_across_groups::y_t<int, true>{y, y_s0, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4722,7 +4732,7 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4754,15 +4764,14 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_c
     __builtin_assume(K % 32 == 0);
     __builtin_assume(N % 4 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_sum_tiles_across_groups::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_sum_tiles_across_groups::y_t<long long, true>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_sum_tiles_across_groups::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_sum_tiles_across_groups::y_t<long long, true>{y, y_s0, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4774,6 +4783,6 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_c
             ima_extent[0] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }

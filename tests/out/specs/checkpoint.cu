@@ -93,9 +93,10 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // A checked entry point's count of violations, beside the code, so that a test that
-    // fails writes both with its first indices in one store; a release entry point counts
-    // in a variable of its own (ImaRecorder).
+    // The thread's count of violations: a checked entry point's own, beside the code, so
+    // that a test that fails writes both with its first indices in one store; a release
+    // entry point counts in a variable of its own (ImaRecorder) and copies it here for the
+    // flush.
     unsigned int count;
     // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
@@ -121,13 +122,32 @@ struct ImaPending {
 // recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
 // memory as before: in a register there, it took paged_attn's release entry point from
 // 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
-// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
-// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
-// layer's deferred graph ran 3.5 µs slower at B = 1.
+// entry point, whose tests are many, records through its ImaPending alone (ImaRec<true>),
+// counting in its `count`: apart, a test that failed took three stores where it took one
+// (gptq_gemv_narrow's, 93 to 187), and with an ImaRecorder's two pointers in its accessors
+// ptxas scheduled paged_attn_rope's checked entry point anew (the same registers) while
+// the layer's deferred graph ran 3.5 µs slower at B = 1 (bench/RESULTS.md, session 58);
+// through the ImaPending alone, its SASS is a265363's again.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
 };
+// What the accessors of an entry point that is checked (CHECKED) or not record through.
+template <bool CHECKED>
+struct ImaRecorderOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaRecorderOf<true> {
+    using type = ImaPending*;
+};
+template <bool CHECKED>
+using ImaRec = typename ImaRecorderOf<CHECKED>::type;
+// A recorder's count and its latest violation.
+__device__ __forceinline__ unsigned int& ima_count_of(ImaPending* p) { return p->count; }
+__device__ __forceinline__ unsigned int& ima_count_of(ImaRecorder rec) { return *rec.count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaPending* p) { return p; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaRecorder rec) { return rec.last; }
 
 // A violation described in one word, a constant at each check site: the dimension that
 // failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
@@ -166,10 +186,10 @@ __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&inde
 }
 
 // Counts a violation and keeps it as the thread's latest.
-template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
-    *rec.count += 1;
-    ima_note<I, R>(rec.last, code, index);
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_pend(Rec rec, int code, const I (&index)[R]) {
+    ima_count_of(rec) += 1;
+    ima_note<I, R>(ima_last_of(rec), code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -197,10 +217,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
-                                                               const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, count, code)) return;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -224,14 +243,14 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 }
 
 // A violation of any kind (the dimension that failed given).
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report(Rec rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
     ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) ima_last_of(rec)->extent[d] = extent[d];
     }
 }
 
@@ -246,11 +265,11 @@ __device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind,
     p->lo = lo;
     p->hi = hi;
 }
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report_value(Rec rec, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    *rec.count += 1;
-    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
+    ima_count_of(rec) += 1;
+    ima_note_value<I, R>(ima_last_of(rec), arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -344,8 +363,8 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
-template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -562,7 +581,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -1193,7 +1212,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -2153,7 +2172,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKED> rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2305,8 +2324,8 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
-template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, int W, typename Rec>
+__device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2345,7 +2364,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -2724,7 +2743,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2793,7 +2812,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2797 "checkpoint.cu"
+#line 2816 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2803,7 +2822,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2861,6 +2880,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2876,7 +2897,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2915,6 +2936,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2930,7 +2953,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2961,15 +2984,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2985,7 +3007,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3016,15 +3038,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3040,7 +3061,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3061,7 +3082,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -3558,7 +3579,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -3627,7 +3648,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3631 "checkpoint.cu"
+#line 3652 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3637,7 +3658,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -3747,15 +3768,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3768,7 +3788,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3797,15 +3817,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3818,7 +3837,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3837,7 +3856,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -4333,7 +4352,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4402,7 +4421,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4406 "checkpoint.cu"
+#line 4425 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4412,7 +4431,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4513,15 +4532,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4534,7 +4552,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4560,15 +4578,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4581,7 +4598,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4602,7 +4619,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -4980,7 +4997,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5049,7 +5066,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5053 "checkpoint.cu"
+#line 5070 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5059,7 +5076,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = K * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5114,6 +5131,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5129,7 +5148,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5165,6 +5184,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5180,7 +5201,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5208,15 +5229,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5232,7 +5252,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5260,15 +5280,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5284,7 +5303,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5300,7 +5319,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -5322,7 +5341,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -5701,7 +5720,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5776,7 +5795,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5780 "checkpoint.cu"
+#line 5799 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5788,7 +5807,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -5852,6 +5871,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5871,7 +5892,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5916,6 +5937,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5935,7 +5958,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5970,17 +5993,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6000,7 +6022,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -6035,17 +6057,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6065,7 +6086,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -6081,7 +6102,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -6101,7 +6122,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -6598,7 +6619,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -6673,7 +6694,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6677 "checkpoint.cu"
+#line 6698 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6685,7 +6706,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -6811,17 +6832,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6838,7 +6858,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -6871,17 +6891,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6898,7 +6917,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -6914,7 +6933,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -6936,7 +6955,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -7315,7 +7334,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -7390,7 +7409,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7394 "checkpoint.cu"
+#line 7413 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7402,7 +7421,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -7466,6 +7485,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7485,7 +7506,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -7530,6 +7551,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7549,7 +7572,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -7584,17 +7607,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7614,7 +7636,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -7649,17 +7671,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -7679,7 +7700,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -7695,7 +7716,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -7713,7 +7734,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k.
@@ -8209,7 +8230,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 4, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -8284,7 +8305,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8288 "checkpoint.cu"
+#line 8309 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8296,7 +8317,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -8413,17 +8434,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -8440,7 +8460,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -8470,17 +8490,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -8497,7 +8516,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -8513,7 +8532,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -8533,7 +8552,7 @@ struct w_t {
     const int* __restrict__ g_idx;
     I g_idx_s0;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     static constexpr bool VEC = false;
 
     // Group of row k, from g_idx: its value contract, 0 .. ceil(K / G), is
@@ -8911,7 +8930,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -8986,7 +9005,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8990 "checkpoint.cu"
+#line 9009 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8998,7 +9017,7 @@ __device__ __forceinline__ void run(
     const I K,
     const I N,
     const I G,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = M * N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -9059,6 +9078,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9078,7 +9099,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -9120,6 +9141,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
         G,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9139,7 +9162,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -9171,17 +9194,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9201,7 +9223,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -9233,17 +9255,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
         M,
         K,
         N,
         G,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -9263,6 +9284,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
             ima_extent[1] = N;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }

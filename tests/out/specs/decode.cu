@@ -93,9 +93,10 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // A checked entry point's count of violations, beside the code, so that a test that
-    // fails writes both with its first indices in one store; a release entry point counts
-    // in a variable of its own (ImaRecorder).
+    // The thread's count of violations: a checked entry point's own, beside the code, so
+    // that a test that fails writes both with its first indices in one store; a release
+    // entry point counts in a variable of its own (ImaRecorder) and copies it here for the
+    // flush.
     unsigned int count;
     // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
@@ -121,13 +122,32 @@ struct ImaPending {
 // recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
 // memory as before: in a register there, it took paged_attn's release entry point from
 // 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
-// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
-// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
-// layer's deferred graph ran 3.5 µs slower at B = 1.
+// entry point, whose tests are many, records through its ImaPending alone (ImaRec<true>),
+// counting in its `count`: apart, a test that failed took three stores where it took one
+// (gptq_gemv_narrow's, 93 to 187), and with an ImaRecorder's two pointers in its accessors
+// ptxas scheduled paged_attn_rope's checked entry point anew (the same registers) while
+// the layer's deferred graph ran 3.5 µs slower at B = 1 (bench/RESULTS.md, session 58);
+// through the ImaPending alone, its SASS is a265363's again.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
 };
+// What the accessors of an entry point that is checked (CHECKED) or not record through.
+template <bool CHECKED>
+struct ImaRecorderOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaRecorderOf<true> {
+    using type = ImaPending*;
+};
+template <bool CHECKED>
+using ImaRec = typename ImaRecorderOf<CHECKED>::type;
+// A recorder's count and its latest violation.
+__device__ __forceinline__ unsigned int& ima_count_of(ImaPending* p) { return p->count; }
+__device__ __forceinline__ unsigned int& ima_count_of(ImaRecorder rec) { return *rec.count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaPending* p) { return p; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaRecorder rec) { return rec.last; }
 
 // A violation described in one word, a constant at each check site: the dimension that
 // failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
@@ -166,10 +186,10 @@ __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&inde
 }
 
 // Counts a violation and keeps it as the thread's latest.
-template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
-    *rec.count += 1;
-    ima_note<I, R>(rec.last, code, index);
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_pend(Rec rec, int code, const I (&index)[R]) {
+    ima_count_of(rec) += 1;
+    ima_note<I, R>(ima_last_of(rec), code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -197,10 +217,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
-                                                               const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, count, code)) return;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -224,14 +243,14 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 }
 
 // A violation of any kind (the dimension that failed given).
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report(Rec rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
     ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) ima_last_of(rec)->extent[d] = extent[d];
     }
 }
 
@@ -246,11 +265,11 @@ __device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind,
     p->lo = lo;
     p->hi = hi;
 }
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report_value(Rec rec, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    *rec.count += 1;
-    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
+    ima_count_of(rec) += 1;
+    ima_note_value<I, R>(ima_last_of(rec), arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -344,8 +363,8 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
-template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -562,7 +581,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -1193,7 +1212,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -2153,7 +2172,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKED> rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2305,8 +2324,8 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
-template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, int W, typename Rec>
+__device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2347,7 +2366,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -2415,7 +2434,7 @@ struct residual_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2551,7 +2570,7 @@ struct w_t {
     const __half* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 0, {i0}, {e0})) return {};
@@ -2605,7 +2624,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 3, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -2740,7 +2759,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_t {
     float* p;
     I d0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<float>();
@@ -2835,7 +2854,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2839 "decode.cu"
+#line 2858 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2847,7 +2866,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I D,
     const float eps,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -2975,17 +2994,16 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_add_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_add_rms_norm::residual_t<int, true>{residual, residual_s0, residual_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_add_rms_norm::w_t<int, true>{w, w_s0, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_add_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_add_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::residual_t<int, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::w_t<int, true>{w, w_s0, D, &ima_pending},
+        ima_kernel_add_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, &ima_pending},
         N,
         D,
         eps,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3008,7 +3026,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3039,17 +3057,16 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_add_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_add_rms_norm::residual_t<long long, true>{residual, residual_s0, residual_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_add_rms_norm::w_t<long long, true>{w, w_s0, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_add_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_add_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::residual_t<long long, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::w_t<long long, true>{w, w_s0, D, &ima_pending},
+        ima_kernel_add_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, &ima_pending},
         N,
         D,
         eps,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3072,7 +3089,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3098,7 +3115,7 @@ struct qkv_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3168,7 +3185,7 @@ struct positions_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0), checked against `values(0 .. MAXPOS)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -3191,7 +3208,7 @@ struct cos_sin_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
@@ -3261,7 +3278,7 @@ struct slot_mapping_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
@@ -3284,7 +3301,7 @@ struct q_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 4, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -3420,7 +3437,7 @@ struct k_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3555,7 +3572,7 @@ struct v_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 6, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3731,7 +3748,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3735 "decode.cu"
+#line 3752 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3750,7 +3767,7 @@ __device__ __forceinline__ void run(
     const I BS,
     const I HKV,
     const I HQ,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, q, k_cache, v_cache, B, MAXPOS, D, NB, BS, HKV, HQ);
 }
 
@@ -3817,6 +3834,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
         HQ,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3852,7 +3871,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3917,6 +3936,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
         HQ,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3952,7 +3973,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4000,15 +4021,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
     // before the launch.
     __builtin_assume(D % 16 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_rope_cache::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_rope_cache::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_rope_cache::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_rope_cache::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_rope_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_rope_cache::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_rope_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_rope_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -4016,8 +4036,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
         BS,
         HKV,
         HQ,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4053,7 +4073,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4101,15 +4121,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
     // before the launch.
     __builtin_assume(D % 16 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_rope_cache::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_rope_cache::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_rope_cache::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_rope_cache::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_rope_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_rope_cache::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_rope_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_rope_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -4117,8 +4136,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
         BS,
         HKV,
         HQ,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4154,7 +4173,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4190,7 +4209,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4262,7 +4281,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -4763,7 +4782,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4827,7 +4846,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -4961,7 +4980,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4965 "decode.cu"
+#line 4984 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4974,7 +4993,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -5108,18 +5127,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
         NY,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5141,7 +5159,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
             ima_extent[2] = 16;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5180,18 +5198,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
         NY,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5213,6 +5230,6 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
             ima_extent[2] = 16;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }

@@ -94,9 +94,10 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // A checked entry point's count of violations, beside the code, so that a test that
-    // fails writes both with its first indices in one store; a release entry point counts
-    // in a variable of its own (ImaRecorder).
+    // The thread's count of violations: a checked entry point's own, beside the code, so
+    // that a test that fails writes both with its first indices in one store; a release
+    // entry point counts in a variable of its own (ImaRecorder) and copies it here for the
+    // flush.
     unsigned int count;
     // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
@@ -122,13 +123,32 @@ struct ImaPending {
 // recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
 // memory as before: in a register there, it took paged_attn's release entry point from
 // 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
-// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
-// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
-// layer's deferred graph ran 3.5 µs slower at B = 1.
+// entry point, whose tests are many, records through its ImaPending alone (ImaRec<true>),
+// counting in its `count`: apart, a test that failed took three stores where it took one
+// (gptq_gemv_narrow's, 93 to 187), and with an ImaRecorder's two pointers in its accessors
+// ptxas scheduled paged_attn_rope's checked entry point anew (the same registers) while
+// the layer's deferred graph ran 3.5 µs slower at B = 1 (bench/RESULTS.md, session 58);
+// through the ImaPending alone, its SASS is a265363's again.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
 };
+// What the accessors of an entry point that is checked (CHECKED) or not record through.
+template <bool CHECKED>
+struct ImaRecorderOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaRecorderOf<true> {
+    using type = ImaPending*;
+};
+template <bool CHECKED>
+using ImaRec = typename ImaRecorderOf<CHECKED>::type;
+// A recorder's count and its latest violation.
+__device__ __forceinline__ unsigned int& ima_count_of(ImaPending* p) { return p->count; }
+__device__ __forceinline__ unsigned int& ima_count_of(ImaRecorder rec) { return *rec.count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaPending* p) { return p; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaRecorder rec) { return rec.last; }
 
 // A violation described in one word, a constant at each check site: the dimension that
 // failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
@@ -167,10 +187,10 @@ __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&inde
 }
 
 // Counts a violation and keeps it as the thread's latest.
-template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
-    *rec.count += 1;
-    ima_note<I, R>(rec.last, code, index);
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_pend(Rec rec, int code, const I (&index)[R]) {
+    ima_count_of(rec) += 1;
+    ima_note<I, R>(ima_last_of(rec), code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -198,10 +218,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
-                                                               const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, count, code)) return;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -225,14 +244,14 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 }
 
 // A violation of any kind (the dimension that failed given).
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report(Rec rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
     ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) ima_last_of(rec)->extent[d] = extent[d];
     }
 }
 
@@ -247,11 +266,11 @@ __device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind,
     p->lo = lo;
     p->hi = hi;
 }
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report_value(Rec rec, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    *rec.count += 1;
-    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
+    ima_count_of(rec) += 1;
+    ima_note_value<I, R>(ima_last_of(rec), arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -345,8 +364,8 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
-template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -563,7 +582,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -1194,7 +1213,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -2154,7 +2173,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKED> rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2306,8 +2325,8 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
-template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, int W, typename Rec>
+__device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2345,7 +2364,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2412,7 +2431,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2479,7 +2498,7 @@ struct o_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -2614,7 +2633,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2666,7 +2685,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -2766,7 +2785,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2770 "gemm.cu"
+#line 2789 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2780,7 +2799,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -2918,19 +2937,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2963,7 +2981,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3002,19 +3020,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3047,7 +3064,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3064,7 +3081,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 0, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -3131,7 +3148,7 @@ struct k_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -3198,7 +3215,7 @@ struct o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -3333,7 +3350,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -3385,7 +3402,7 @@ template <typename I, bool IMA_CHECKED>
 struct ks_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -3485,7 +3502,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3489 "gemm.cu"
+#line 3506 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3499,7 +3516,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I T,
     const float scale,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3637,19 +3654,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3682,7 +3698,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3721,19 +3737,18 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
         D,
         T,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3766,7 +3781,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
             ima_extent[2] = 64;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3785,7 +3800,7 @@ struct a_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -3852,7 +3867,7 @@ struct b_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -3919,7 +3934,7 @@ struct c_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -4054,7 +4069,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -4106,7 +4121,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __half* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__half>();
@@ -4186,7 +4201,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4190 "gemm.cu"
+#line 4205 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4197,7 +4212,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -4302,16 +4317,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_kernel_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_kernel_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4338,7 +4352,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4368,16 +4382,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_kernel_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_kernel_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4404,7 +4417,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4421,7 +4434,7 @@ struct a_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4488,7 +4501,7 @@ struct b_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -4555,7 +4568,7 @@ struct c_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -4690,7 +4703,7 @@ template <typename I, bool IMA_CHECKED>
 struct sa_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -4742,7 +4755,7 @@ template <typename I, bool IMA_CHECKED>
 struct sb_t {
     __nv_bfloat16* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -2, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<__nv_bfloat16>();
@@ -4822,7 +4835,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4826 "gemm.cu"
+#line 4839 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4833,7 +4846,7 @@ __device__ __forceinline__ void run(
     const I M,
     const I K,
     const I N,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -4938,16 +4951,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_kernel_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_kernel_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4974,7 +4986,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5004,16 +5016,15 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
+        ima_kernel_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
+        ima_kernel_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
         M,
         K,
         N,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5040,7 +5051,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
             ima_extent[2] = 128;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5082,7 +5093,7 @@ struct x_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -5154,7 +5165,7 @@ struct w_t {
     const __half* __restrict__ scales;
     I scales_s0, scales_s1;
     I K, N, G;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
     static constexpr bool VEC = true;
@@ -5655,7 +5666,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5790,7 +5801,7 @@ template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -5985,7 +5996,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 5989 "gemm.cu"
+#line 6000 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5998,7 +6009,7 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -6132,18 +6143,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
         NY,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6165,7 +6175,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
             ima_extent[2] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -6204,18 +6214,17 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+        ima_kernel_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
         M,
         K,
         N,
         G,
         NY,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -6237,6 +6246,6 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
             ima_extent[2] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }

@@ -94,9 +94,10 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // A checked entry point's count of violations, beside the code, so that a test that
-    // fails writes both with its first indices in one store; a release entry point counts
-    // in a variable of its own (ImaRecorder).
+    // The thread's count of violations: a checked entry point's own, beside the code, so
+    // that a test that fails writes both with its first indices in one store; a release
+    // entry point counts in a variable of its own (ImaRecorder) and copies it here for the
+    // flush.
     unsigned int count;
     // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
@@ -122,13 +123,32 @@ struct ImaPending {
 // recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
 // memory as before: in a register there, it took paged_attn's release entry point from
 // 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
-// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
-// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
-// layer's deferred graph ran 3.5 µs slower at B = 1.
+// entry point, whose tests are many, records through its ImaPending alone (ImaRec<true>),
+// counting in its `count`: apart, a test that failed took three stores where it took one
+// (gptq_gemv_narrow's, 93 to 187), and with an ImaRecorder's two pointers in its accessors
+// ptxas scheduled paged_attn_rope's checked entry point anew (the same registers) while
+// the layer's deferred graph ran 3.5 µs slower at B = 1 (bench/RESULTS.md, session 58);
+// through the ImaPending alone, its SASS is a265363's again.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
 };
+// What the accessors of an entry point that is checked (CHECKED) or not record through.
+template <bool CHECKED>
+struct ImaRecorderOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaRecorderOf<true> {
+    using type = ImaPending*;
+};
+template <bool CHECKED>
+using ImaRec = typename ImaRecorderOf<CHECKED>::type;
+// A recorder's count and its latest violation.
+__device__ __forceinline__ unsigned int& ima_count_of(ImaPending* p) { return p->count; }
+__device__ __forceinline__ unsigned int& ima_count_of(ImaRecorder rec) { return *rec.count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaPending* p) { return p; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaRecorder rec) { return rec.last; }
 
 // A violation described in one word, a constant at each check site: the dimension that
 // failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
@@ -167,10 +187,10 @@ __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&inde
 }
 
 // Counts a violation and keeps it as the thread's latest.
-template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
-    *rec.count += 1;
-    ima_note<I, R>(rec.last, code, index);
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_pend(Rec rec, int code, const I (&index)[R]) {
+    ima_count_of(rec) += 1;
+    ima_note<I, R>(ima_last_of(rec), code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -198,10 +218,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
-                                                               const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, count, code)) return;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -225,14 +244,14 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 }
 
 // A violation of any kind (the dimension that failed given).
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report(Rec rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
     ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) ima_last_of(rec)->extent[d] = extent[d];
     }
 }
 
@@ -247,11 +266,11 @@ __device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind,
     p->lo = lo;
     p->hi = hi;
 }
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report_value(Rec rec, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    *rec.count += 1;
-    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
+    ima_count_of(rec) += 1;
+    ima_note_value<I, R>(ima_last_of(rec), arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -345,8 +364,8 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
-template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -563,7 +582,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -1194,7 +1213,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -2154,7 +2173,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKED> rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2306,8 +2325,8 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
-template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, int W, typename Rec>
+__device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2346,7 +2365,7 @@ struct ids_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0), checked against `values(0 .. V)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -2367,7 +2386,7 @@ struct table_t {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16 operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 1, 0, {i0, i1}, {e0, e1})) return {};
@@ -2434,7 +2453,7 @@ struct y_t {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __nv_bfloat16& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<__nv_bfloat16>();
@@ -2578,7 +2597,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2582 "index.cu"
+#line 2601 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2589,7 +2608,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I V,
     const I D,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     body<I, IMA_CHECKED>(ids, table, y, T, V, D);
 }
 
@@ -2628,6 +2647,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
         D,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2643,7 +2664,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2680,6 +2701,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
         D,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2695,7 +2718,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2723,16 +2746,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_embedding::ids_t<int, true>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_embedding::table_t<int, true>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_embedding::y_t<int, true>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_embedding::ids_t<int, true>{ids, ids_s0, T, 0, V, &ima_pending},
+        ima_kernel_embedding::table_t<int, true>{table, table_s0, table_s1, V, D, &ima_pending},
+        ima_kernel_embedding::y_t<int, true>{y, y_s0, y_s1, T, D, &ima_pending},
         T,
         V,
         D,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2748,7 +2770,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2776,16 +2798,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_embedding::ids_t<long long, true>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_embedding::table_t<long long, true>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_embedding::y_t<long long, true>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_embedding::ids_t<long long, true>{ids, ids_s0, T, 0, V, &ima_pending},
+        ima_kernel_embedding::table_t<long long, true>{table, table_s0, table_s1, V, D, &ima_pending},
+        ima_kernel_embedding::y_t<long long, true>{y, y_s0, y_s1, T, D, &ima_pending},
         T,
         V,
         D,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -2801,7 +2822,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -2822,7 +2843,7 @@ struct key_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 0, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -2889,7 +2910,7 @@ struct value_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 1, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -2959,7 +2980,7 @@ struct slot_mapping_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
@@ -2982,7 +3003,7 @@ struct k_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 3, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3117,7 +3138,7 @@ struct v_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -3270,7 +3291,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3274 "index.cu"
+#line 3295 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3285,7 +3306,7 @@ __device__ __forceinline__ void run(
     const I D,
     const I NB,
     const I BS,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     body<I, IMA_CHECKED>(key, value, slot_mapping, k_cache, v_cache, T, HKV, D, NB, BS);
 }
 
@@ -3342,6 +3363,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
         BS,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3371,7 +3394,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3426,6 +3449,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
         BS,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3455,7 +3480,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3497,20 +3522,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_check
     // before the launch.
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_reshape_and_cache::key_t<int, true>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::value_t<int, true>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_reshape_and_cache::key_t<int, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::value_t<int, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
+        ima_kernel_reshape_and_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         T,
         HKV,
         D,
         NB,
         BS,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3540,7 +3564,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_check
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3582,20 +3606,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
     // before the launch.
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_reshape_and_cache::key_t<long long, true>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::value_t<long long, true>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_reshape_and_cache::key_t<long long, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::value_t<long long, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
+        ima_kernel_reshape_and_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         T,
         HKV,
         D,
         NB,
         BS,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3625,7 +3648,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
             ima_extent[3] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3658,7 +3681,7 @@ struct topk_ids_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0, i1), checked against `values(0 .. num_experts, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0, I i1) const {
@@ -3680,7 +3703,7 @@ struct offsets_t {
     int* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 1, 1, {i0}, {e0})) return ima_sink<int>();
@@ -3695,7 +3718,7 @@ struct sorted_t {
     int* __restrict__ p;
     I s0;
     I e0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<int>();
@@ -3710,7 +3733,7 @@ template <typename I, bool IMA_CHECKED>
 struct fill_t {
     int* p;
     I d0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -1, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -3743,7 +3766,7 @@ template <typename I, bool IMA_CHECKED>
 struct warp_sums_t {
     int* p;
     I d0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -2, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -3818,7 +3841,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3822 "index.cu"
+#line 3845 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3829,7 +3852,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I K,
     const int num_experts,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3871,6 +3894,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
         num_experts,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3891,7 +3916,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3924,6 +3949,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
         num_experts,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3944,7 +3971,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3968,16 +3995,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_moe_route::topk_ids_t<int, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_moe_route::offsets_t<int, true>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_moe_route::sorted_t<int, true>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_moe_route::topk_ids_t<int, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
+        ima_kernel_moe_route::offsets_t<int, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
+        ima_kernel_moe_route::sorted_t<int, true>{sorted, sorted_s0, (T * K), &ima_pending},
         T,
         K,
         num_experts,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3998,7 +4024,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4022,16 +4048,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_moe_route::topk_ids_t<long long, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_moe_route::offsets_t<long long, true>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_moe_route::sorted_t<long long, true>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_moe_route::topk_ids_t<long long, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
+        ima_kernel_moe_route::offsets_t<long long, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
+        ima_kernel_moe_route::sorted_t<long long, true>{sorted, sorted_s0, (T * K), &ima_pending},
         T,
         K,
         num_experts,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4052,7 +4077,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
             ima_extent[0] = 32;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4072,7 +4097,7 @@ struct x_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4090,7 +4115,7 @@ struct cu_seqlens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0), checked against `values(ascending from 0 to T)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -4123,8 +4148,8 @@ struct cu_seqlens_t {
         if (ima_value_in(a, vlo, vhi) && ima_value_in(b, vlo, vhi) && a <= b && (!first || a == vlo) &&
             (!last || b == vhi - 1))
             return {I(a), I(b)};
-        *rec.count += 1;
-        ima_span_fault(rec.last, ImaSite<I, 1>{{i0}}, vlo, vhi, a, b);
+        ima_count_of(rec) += 1;
+        ima_span_fault(ima_last_of(rec), ImaSite<I, 1>{{i0}}, vlo, vhi, a, b);
         return {vlo, vlo};
     }
     // Which of span's tests failed, kept as the thread's latest violation (its caller
@@ -4155,7 +4180,7 @@ struct y_t {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 1, {i0, i1}, {e0, e1})) return ima_sink<float>();
@@ -4230,7 +4255,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4234 "index.cu"
+#line 4259 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4241,7 +4266,7 @@ __device__ __forceinline__ void run(
     const I T,
     const I D,
     const I B1,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = (B1 - 1) * D;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -4294,6 +4319,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
         B1,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4309,7 +4336,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4343,6 +4370,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
         B1,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4358,7 +4387,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4383,16 +4412,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checke
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_mean_pool_varlen::x_t<int, true>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_mean_pool_varlen::y_t<int, true>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_mean_pool_varlen::x_t<int, true>{x, x_s0, x_s1, T, D, &ima_pending},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
+        ima_kernel_mean_pool_varlen::y_t<int, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
         T,
         D,
         B1,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4408,7 +4436,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checke
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -4433,16 +4461,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64_checke
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_mean_pool_varlen::x_t<long long, true>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_mean_pool_varlen::y_t<long long, true>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_mean_pool_varlen::x_t<long long, true>{x, x_s0, x_s1, T, D, &ima_pending},
+        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
+        ima_kernel_mean_pool_varlen::y_t<long long, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
         T,
         D,
         B1,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -4458,6 +4485,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64_checke
             ima_extent[1] = D;
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }

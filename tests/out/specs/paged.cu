@@ -93,9 +93,10 @@ struct ImaSite {
 // kept the next entry's load from issuing before the check, a round trip an entry
 // (moe_route_i32's loop, unrolled four times, waited four times a pass; now once).
 struct ImaPending {
-    // A checked entry point's count of violations, beside the code, so that a test that
-    // fails writes both with its first indices in one store; a release entry point counts
-    // in a variable of its own (ImaRecorder).
+    // The thread's count of violations: a checked entry point's own, beside the code, so
+    // that a test that fails writes both with its first indices in one store; a release
+    // entry point counts in a variable of its own (ImaRecorder) and copies it here for the
+    // flush.
     unsigned int count;
     // The latest one, packed by ima_code: argument, write, kind, rank, dimension.
     int code;
@@ -121,13 +122,32 @@ struct ImaPending {
 // recorder. Where one does (a tile copy's edge, a quantized weight's) it is in local
 // memory as before: in a register there, it took paged_attn's release entry point from
 // 141 registers to 168 and 140 bytes of spills (so did a flag in its place). A checked
-// entry point, whose tests are many, counts in its ImaPending's `count`: apart, a test
-// that failed took three stores where it took one (gptq_gemv_narrow's, 93 to 187), and the
-// layer's deferred graph ran 3.5 µs slower at B = 1.
+// entry point, whose tests are many, records through its ImaPending alone (ImaRec<true>),
+// counting in its `count`: apart, a test that failed took three stores where it took one
+// (gptq_gemv_narrow's, 93 to 187), and with an ImaRecorder's two pointers in its accessors
+// ptxas scheduled paged_attn_rope's checked entry point anew (the same registers) while
+// the layer's deferred graph ran 3.5 µs slower at B = 1 (bench/RESULTS.md, session 58);
+// through the ImaPending alone, its SASS is a265363's again.
 struct ImaRecorder {
     unsigned int* count;
     ImaPending* last;
 };
+// What the accessors of an entry point that is checked (CHECKED) or not record through.
+template <bool CHECKED>
+struct ImaRecorderOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaRecorderOf<true> {
+    using type = ImaPending*;
+};
+template <bool CHECKED>
+using ImaRec = typename ImaRecorderOf<CHECKED>::type;
+// A recorder's count and its latest violation.
+__device__ __forceinline__ unsigned int& ima_count_of(ImaPending* p) { return p->count; }
+__device__ __forceinline__ unsigned int& ima_count_of(ImaRecorder rec) { return *rec.count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaPending* p) { return p; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaRecorder rec) { return rec.last; }
 
 // A violation described in one word, a constant at each check site: the dimension that
 // failed (IMA_FIND_DIM: the first whose index is outside, found by ima_flush) in bits
@@ -166,10 +186,10 @@ __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&inde
 }
 
 // Counts a violation and keeps it as the thread's latest.
-template <typename I, int R>
-__device__ __forceinline__ void ima_pend(ImaRecorder rec, int code, const I (&index)[R]) {
-    *rec.count += 1;
-    ima_note<I, R>(rec.last, code, index);
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_pend(Rec rec, int code, const I (&index)[R]) {
+    ima_count_of(rec) += 1;
+    ima_note<I, R>(ima_last_of(rec), code, index);
 }
 
 // The block and thread, then, once the record is written, the flag the host reads.
@@ -197,10 +217,9 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 // latest one of the first thread to flush described, with its extents (the argument's,
 // `extent`, supplied by the entry point, unless it gave its own). Unused in a file with no
 // checked entry point (a hand-written twin that splices this header in).
-[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, unsigned int count, const ImaPending* p,
-                                                               const long long* extent) {
+[[maybe_unused]] static __device__ __noinline__ void ima_flush(ImaRecord* r, const ImaPending* p, const long long* extent) {
     const int code = p->code, rank = code >> 4 & 15, dim = code & 15;
-    if (!ima_claim(r, count, code)) return;
+    if (!ima_claim(r, p->count, code)) return;
     int first_outside = 0;
     // Not unrolled: the flush is a subroutine of the entry point, and the registers its
     // unrolled loop took counted against every thread of the kernel (embedding's release
@@ -224,14 +243,14 @@ __device__ __forceinline__ bool ima_claim(ImaRecord* r, unsigned int count, int 
 }
 
 // A violation of any kind (the dimension that failed given).
-template <typename I, int R>
-__device__ __forceinline__ void ima_report(ImaRecorder rec, int arg, int write, int kind, int dim,
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report(Rec rec, int arg, int write, int kind, int dim,
                                            const I (&index)[R], const I (&extent)[R]) {
     const bool given = ima_gives_extents(kind);
     ima_pend<I, R>(rec, ima_code(arg, write, kind, R, dim) | (given ? IMA_GIVEN_EXTENTS : 0), index);
     if (given) {
 #pragma unroll
-        for (int d = 0; d < R; ++d) rec.last->extent[d] = extent[d];
+        for (int d = 0; d < R; ++d) ima_last_of(rec)->extent[d] = extent[d];
     }
 }
 
@@ -246,11 +265,11 @@ __device__ __forceinline__ void ima_note_value(ImaPending* p, int arg, int kind,
     p->lo = lo;
     p->hi = hi;
 }
-template <typename I, int R>
-__device__ __forceinline__ void ima_report_value(ImaRecorder rec, int arg, int kind, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ void ima_report_value(Rec rec, int arg, int kind, const I (&index)[R],
                                                  long long value, long long lo, long long hi) {
-    *rec.count += 1;
-    ima_note_value<I, R>(rec.last, arg, kind, index, value, lo, hi);
+    ima_count_of(rec) += 1;
+    ima_note_value<I, R>(ima_last_of(rec), arg, kind, index, value, lo, hi);
 }
 // </violation path>
 
@@ -344,8 +363,8 @@ __device__ __forceinline__ bool ima_below(long long i, long long e) {
 
 // Checks indices against extents: false, and the violation recorded, when one is
 // outside. One comparison a dimension; the record is a few stores under the result.
-template <typename I, int R>
-__device__ __forceinline__ bool ima_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, typename Rec>
+__device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
     bool ok = true;
 #pragma unroll
@@ -562,7 +581,7 @@ struct ImaSmemTile {
     static constexpr int CPR = COLS / W;           // chunks a row
     static_assert(COLS % W == 0, "a tile's rows are whole 16-byte chunks");
     ImaVec<T, W>* p;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -1193,7 +1212,7 @@ struct ImaTmaTile {
     static_assert(COLS % PANEL == 0, "a TMA tile is whole 128-byte panels");
     static_assert(ROWS % 8 == 0, "the 128-byte swizzle repeats every 8 rows");
     unsigned addr;
-    ImaRecorder rec;
+    ImaRec<CHECKED> rec;
     int arg;
     bool ok;
 
@@ -2153,7 +2172,7 @@ __device__ __forceinline__ void ima_cluster_sync() {
 // reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
 // keeps p, so that the access stays in this block's array.
 template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRecorder rec, int arg) {
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKED> rec, int arg) {
     if constexpr (CHECKED) {
         const unsigned blocks = ima_cluster_blocks();
         if (rank >= blocks) {
@@ -2305,8 +2324,8 @@ __device__ __forceinline__ bool ima_vec_inside(const I (&index)[R], const I (&ex
 
 // A vector access must also start at a multiple of W. A refused one is recorded as
 // misaligned, or at its first element outside, or at its last.
-template <typename I, int R, int W>
-__device__ __forceinline__ bool ima_vec_in_bounds(ImaRecorder rec, int arg, int write, const I (&index)[R],
+template <typename I, int R, int W, typename Rec>
+__device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
     const bool aligned = index[R - 1] % W == 0;
     const bool ok = aligned && ima_vec_inside<I, R, W>(index, extent);
@@ -2358,7 +2377,7 @@ struct q_t {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 0, 0, {i0, i1, i2}, {e0, e1, e2})) return {};
@@ -2427,7 +2446,7 @@ struct k_cache_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 1, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2495,7 +2514,7 @@ struct v_cache_t {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 2, 0, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return {};
@@ -2565,7 +2584,7 @@ struct block_tables_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0, i1), checked against `values(0 .. NB)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0, I i1) const {
@@ -2589,7 +2608,7 @@ struct seq_lens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0), checked against `values(0 .. P * BS + 1)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -2611,7 +2630,7 @@ struct part_o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -2747,7 +2766,7 @@ struct part_lse_t {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 6, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
@@ -2813,7 +2832,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -2878,7 +2897,7 @@ struct out_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 8, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -3015,7 +3034,7 @@ template <typename I, bool IMA_CHECKED>
 struct kv_t {
     __half* p;
     I d0, d1, d2, d3, d4;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
@@ -3070,7 +3089,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
@@ -3127,7 +3146,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_o_t {
     float* p;
     I d0, d1, d2, d3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
@@ -3179,7 +3198,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_ml_t {
     float* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -3234,7 +3253,7 @@ template <typename I, bool IMA_CHECKED>
 struct pages_t {
     int* p;
     I d0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -5, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -3294,7 +3313,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages);
     
-#line 3298 "paged.cu"
+#line 3317 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3316,7 +3335,7 @@ __device__ __forceinline__ void run(
     const I HKV,
     const I P,
     const float scale,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -3412,6 +3431,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
         scale,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3485,7 +3506,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3566,6 +3587,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
         scale,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3639,7 +3662,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3700,17 +3723,16 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -3719,8 +3741,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
         HKV,
         P,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3794,7 +3816,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3855,17 +3877,16 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     __builtin_assume(D % 8 == 0);
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -3874,8 +3895,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
         HKV,
         P,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -3949,7 +3970,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -3983,7 +4004,7 @@ struct qkv_t {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4053,7 +4074,7 @@ struct positions_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0), checked against `values(0 .. MAXPOS)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -4075,7 +4096,7 @@ struct cos_sin_t {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 2, 0, {i0, i1}, {e0, e1})) return {};
@@ -4145,7 +4166,7 @@ struct slot_mapping_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0), checked against `values(0 .. NB * BS, or -1)` in every mode.
     // The sentinel, and an entry outside the contract (reported), give no value.
     __device__ __forceinline__ ImaMaybe<I> operator()(I i0) const {
@@ -4168,7 +4189,7 @@ struct k_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 4, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -4304,7 +4325,7 @@ struct v_cache_t {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 5, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<__half>();
@@ -4442,7 +4463,7 @@ struct block_tables_t {
     I e0, e1;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0, i1), checked against `values(0 .. NB)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0, I i1) const {
@@ -4466,7 +4487,7 @@ struct seq_lens_t {
     I e0;
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     // The entry at (i0), checked against `values(0 .. P * BS + 1)` in every mode.
     // An entry outside the contract is reported and reads as lo, which is inside it.
     __device__ __forceinline__ I operator()(I i0) const {
@@ -4488,7 +4509,7 @@ struct part_o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 8, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -4624,7 +4645,7 @@ struct part_lse_t {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 9, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
@@ -4689,7 +4710,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -4754,7 +4775,7 @@ struct out_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 11, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -4889,7 +4910,7 @@ template <typename I, bool IMA_CHECKED>
 struct kv_t {
     __half* p;
     I d0, d1, d2, d3, d4;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, -1, 1, {i0, i1, i2, i3, i4}, {d0, d1, d2, d3, d4})) return ima_shared_sink<__half>();
@@ -4941,7 +4962,7 @@ template <typename I, bool IMA_CHECKED>
 struct qs_t {
     __half* p;
     I d0, d1;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, -2, 1, {i0, i1}, {d0, d1})) return ima_shared_sink<__half>();
@@ -4993,7 +5014,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_o_t {
     float* p;
     I d0, d1, d2, d3;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, -3, 1, {i0, i1, i2, i3}, {d0, d1, d2, d3})) return ima_shared_sink<float>();
@@ -5045,7 +5066,7 @@ template <typename I, bool IMA_CHECKED>
 struct red_ml_t {
     float* p;
     I d0, d1, d2;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, -4, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
@@ -5097,7 +5118,7 @@ template <typename I, bool IMA_CHECKED>
 struct pages_t {
     int* p;
     I d0;
-    ImaRecorder rec;
+    ImaRec<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 1>(rec, -5, 1, {i0}, {d0})) return ima_shared_sink<int>();
@@ -5194,7 +5215,7 @@ __device__ __forceinline__ void body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
     
-#line 5198 "paged.cu"
+#line 5219 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5220,7 +5241,7 @@ __device__ __forceinline__ void run(
     const I P,
     const I HQ,
     const float scale,
-    const ImaRecorder ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -5326,6 +5347,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
         scale,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5408,7 +5431,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5499,6 +5522,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
         scale,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
+        // The count into the ImaPending, which the flush reads.
+        ima_pending.count = ima_violations;
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5581,7 +5606,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5648,20 +5673,19 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
     // before the launch.
     __builtin_assume(D == 128);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_paged_attn_rope::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_paged_attn_rope::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn_rope::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -5671,8 +5695,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
         P,
         HQ,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5755,7 +5779,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
 
@@ -5822,20 +5846,19 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
     // before the launch.
     __builtin_assume(D == 128);
     ImaPending ima_pending;
-    unsigned int& ima_violations = ima_pending.count;
-    ima_violations = 0;
-    run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_pending.count = 0;
+    run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
+        ima_kernel_paged_attn_rope::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_paged_attn_rope::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn_rope::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -5845,8 +5868,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
         P,
         HQ,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
-    if (ima_violations != 0) {
+        &ima_pending);
+    if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
         switch (ima_pending.code >> 16) {
@@ -5929,6 +5952,6 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
             ima_extent[0] = (((4 * 128) / BS) + 2);
             break;
         }
-        ima_flush(ima_record, ima_violations, &ima_pending, ima_extent);
+        ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
