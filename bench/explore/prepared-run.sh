@@ -9,7 +9,8 @@
 # a265363, then 20, 1, sanitize, 2, 16, 17 and 14 at 0c6a4d9 on an H100 (bench/RESULTS.md,
 # "The suite and memcheck at session 57's kernels"). Left for the next session: 1 and
 # sanitize at its HEAD (fa1e96b's checked entry points and later commits have not run on a
-# GPU), 21, and 20, which stays the before-and-after check of a kernel change. Session 36 ran calls 1 and 2 at 738cc26,
+# GPU), 20 (the deferred graph against f6635de's, fa1e96b's kernels; 20 stays the
+# before-and-after check of a kernel change), then 21. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
 #   bash bench/explore/prepared-run.sh 1: the whole GPU suite but the fuzzer and the
