@@ -877,35 +877,6 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
                 __syncthreads();
             }
         };
-        // The block's query heads in shared memory, [head, dimension] swizzled as kv (zeros
-        // past the group), 8 dimensions a thread at a time: loaded while the page ids are,
-        // both before the one barrier ahead of the tiles.
-        const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
-        for (int i = threadIdx.x; i < GC * CPR; i += 128) {
-            const int r = i / CPR, c = i % CPR;
-            qt.chunk(r, c * 8) = r < gn ? query(h * G + g0 + r, I(c * 8)) : ImaVec<__half, 8>{};
-        }
-        for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
-        if (end == len && g0 == 0) new_token(h);
-        __syncthreads();
-        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid, registers 0 and 2 of each
-        // k-step (1 and 3, rows 8..15, are zero). Lane l names row l % 8 of columns
-        // 32 (kk / 2) + 8 (l / 8): matrices 0, 1 are k-step kk's (rows 0..7), 2, 3 the next
-        // one's. For D <= 128 read once into registers; for D = 256 from shared memory at
-        // each tile, to leave registers for the accumulators.
-        constexpr bool Q_SHARED = DD > 128;
-        auto q_pairs = [&](int kk) { return ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8))); };
-        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
-        if constexpr (!Q_SHARED) {
-            #pragma unroll
-            for (int kk = 0; kk < KSTEPS; kk += 2) {
-                const ImaFrag4 f = q_pairs(kk);
-                qa[kk][0] = f.x[0];
-                qa[kk][1] = f.x[1];
-                qa[kk + 1][0] = f.x[2];
-                qa[kk + 1][1] = f.x[3];
-            }
-        }
         const I ntiles = (end - start + TILE - 1) / TILE;
         const I niter = (ntiles + PAIRS - 1) / PAIRS;  // the same in every warp
         // The K and V tiles of a stage: TILE tokens by DD dimensions each.
@@ -951,15 +922,55 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
                 }
             }
         };
+        // The copies of the first ST - 1 tiles, each stage its own group.
+        auto first_tiles = [&] {
+            #pragma unroll
+            for (int s = 0; s < ST - 1; ++s) {
+                if (s < niter) issue(s);
+                ima_async_commit();
+            }
+        };
+        // The block's page ids in shared memory, then the query heads, [head, dimension]
+        // swizzled as kv (zeros past the group), 8 dimensions a thread at a time. The
+        // first tiles' copies need only the page ids: they are issued between the two
+        // (below), so that their round trip overlaps the queries' (a position, its angles,
+        // the heads' halves) rather than following it. The block that writes the sequence's
+        // new token issues them after it, unless they end before the token's position.
+        for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
+        const bool writes = end == len && g0 == 0;
+        const bool early = !writes || len - 1 >= start + I(PAIRS * TILE * (ST - 1));
+        __syncthreads();
+        if (early) first_tiles();
+        const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
+        for (int i = threadIdx.x; i < GC * CPR; i += 128) {
+            const int r = i / CPR, c = i % CPR;
+            qt.chunk(r, c * 8) = r < gn ? query(h * G + g0 + r, I(c * 8)) : ImaVec<__half, 8>{};
+        }
+        if (writes) new_token(h);
+        __syncthreads();
+        if (!early) first_tiles();
+        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid, registers 0 and 2 of each
+        // k-step (1 and 3, rows 8..15, are zero). Lane l names row l % 8 of columns
+        // 32 (kk / 2) + 8 (l / 8): matrices 0, 1 are k-step kk's (rows 0..7), 2, 3 the next
+        // one's. For D <= 128 read once into registers; for D = 256 from shared memory at
+        // each tile, to leave registers for the accumulators.
+        constexpr bool Q_SHARED = DD > 128;
+        auto q_pairs = [&](int kk) { return ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8))); };
+        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+        if constexpr (!Q_SHARED) {
+            #pragma unroll
+            for (int kk = 0; kk < KSTEPS; kk += 2) {
+                const ImaFrag4 f = q_pairs(kk);
+                qa[kk][0] = f.x[0];
+                qa[kk][1] = f.x[1];
+                qa[kk + 1][0] = f.x[2];
+                qa[kk + 1][1] = f.x[3];
+            }
+        }
         float m = -INFINITY, l = 0.f;  // row gid's running maximum, this lane's part of its sum
         float acc[DTILES][2];          // row gid, dimensions half_d DH + 8 j + 2 t4 and + 1
         #pragma unroll
         for (int j = 0; j < DTILES; ++j) acc[j][0] = acc[j][1] = 0.f;
-        #pragma unroll
-        for (int s = 0; s < ST - 1; ++s) {
-            if (s < niter) issue(s);
-            ima_async_commit();
-        }
         for (I it = 0; it < niter; ++it) {
             if (it + ST - 1 < niter) issue(it + ST - 1);
             ima_async_commit();
@@ -2456,7 +2467,7 @@ __device__ __forceinline__ void body(
         }
         ima_cluster_sync();
     
-#line 2460 "clusters.cu"
+#line 2471 "clusters.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -879,35 +879,6 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
                 __syncthreads();
             }
         };
-        // The block's query heads in shared memory, [head, dimension] swizzled as kv (zeros
-        // past the group), 8 dimensions a thread at a time: loaded while the page ids are,
-        // both before the one barrier ahead of the tiles.
-        const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
-        for (int i = threadIdx.x; i < GC * CPR; i += 128) {
-            const int r = i / CPR, c = i % CPR;
-            qt.chunk(r, c * 8) = r < gn ? query(h * G + g0 + r, I(c * 8)) : ImaVec<__half, 8>{};
-        }
-        for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
-        if (end == len && g0 == 0) new_token(h);
-        __syncthreads();
-        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid, registers 0 and 2 of each
-        // k-step (1 and 3, rows 8..15, are zero). Lane l names row l % 8 of columns
-        // 32 (kk / 2) + 8 (l / 8): matrices 0, 1 are k-step kk's (rows 0..7), 2, 3 the next
-        // one's. For D <= 128 read once into registers; for D = 256 from shared memory at
-        // each tile, to leave registers for the accumulators.
-        constexpr bool Q_SHARED = DD > 128;
-        auto q_pairs = [&](int kk) { return ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8))); };
-        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
-        if constexpr (!Q_SHARED) {
-            #pragma unroll
-            for (int kk = 0; kk < KSTEPS; kk += 2) {
-                const ImaFrag4 f = q_pairs(kk);
-                qa[kk][0] = f.x[0];
-                qa[kk][1] = f.x[1];
-                qa[kk + 1][0] = f.x[2];
-                qa[kk + 1][1] = f.x[3];
-            }
-        }
         const I ntiles = (end - start + TILE - 1) / TILE;
         const I niter = (ntiles + PAIRS - 1) / PAIRS;  // the same in every warp
         // The K and V tiles of a stage: TILE tokens by DD dimensions each.
@@ -953,15 +924,55 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
                 }
             }
         };
+        // The copies of the first ST - 1 tiles, each stage its own group.
+        auto first_tiles = [&] {
+            #pragma unroll
+            for (int s = 0; s < ST - 1; ++s) {
+                if (s < niter) issue(s);
+                ima_async_commit();
+            }
+        };
+        // The block's page ids in shared memory, then the query heads, [head, dimension]
+        // swizzled as kv (zeros past the group), 8 dimensions a thread at a time. The
+        // first tiles' copies need only the page ids: they are issued between the two
+        // (below), so that their round trip overlaps the queries' (a position, its angles,
+        // the heads' halves) rather than following it. The block that writes the sequence's
+        // new token issues them after it, unless they end before the token's position.
+        for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
+        const bool writes = end == len && g0 == 0;
+        const bool early = !writes || len - 1 >= start + I(PAIRS * TILE * (ST - 1));
+        __syncthreads();
+        if (early) first_tiles();
+        const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
+        for (int i = threadIdx.x; i < GC * CPR; i += 128) {
+            const int r = i / CPR, c = i % CPR;
+            qt.chunk(r, c * 8) = r < gn ? query(h * G + g0 + r, I(c * 8)) : ImaVec<__half, 8>{};
+        }
+        if (writes) new_token(h);
+        __syncthreads();
+        if (!early) first_tiles();
+        // Q as the A operand of S = Q Kᵀ: row gid is head g0 + gid, registers 0 and 2 of each
+        // k-step (1 and 3, rows 8..15, are zero). Lane l names row l % 8 of columns
+        // 32 (kk / 2) + 8 (l / 8): matrices 0, 1 are k-step kk's (rows 0..7), 2, 3 the next
+        // one's. For D <= 128 read once into registers; for D = 256 from shared memory at
+        // each tile, to leave registers for the accumulators.
+        constexpr bool Q_SHARED = DD > 128;
+        auto q_pairs = [&](int kk) { return ima_ldmatrix_x4(qt.chunk(lane % 8, 32 * (kk / 2) + 8 * (lane / 8))); };
+        unsigned qa[Q_SHARED ? 1 : KSTEPS][2];
+        if constexpr (!Q_SHARED) {
+            #pragma unroll
+            for (int kk = 0; kk < KSTEPS; kk += 2) {
+                const ImaFrag4 f = q_pairs(kk);
+                qa[kk][0] = f.x[0];
+                qa[kk][1] = f.x[1];
+                qa[kk + 1][0] = f.x[2];
+                qa[kk + 1][1] = f.x[3];
+            }
+        }
         float m = -INFINITY, l = 0.f;  // row gid's running maximum, this lane's part of its sum
         float acc[DTILES][2];          // row gid, dimensions half_d DH + 8 j + 2 t4 and + 1
         #pragma unroll
         for (int j = 0; j < DTILES; ++j) acc[j][0] = acc[j][1] = 0.f;
-        #pragma unroll
-        for (int s = 0; s < ST - 1; ++s) {
-            if (s < niter) issue(s);
-            ima_async_commit();
-        }
         for (I it = 0; it < niter; ++it) {
             if (it + ST - 1 < niter) issue(it + ST - 1);
             ima_async_commit();
@@ -2852,7 +2863,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2856 "gemm_tma.cu"
+#line 2867 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3614,7 +3625,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3618 "gemm_tma.cu"
+#line 3629 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4515,7 +4526,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4519 "gemm_tma.cu"
+#line 4530 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5387,7 +5398,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5391 "gemm_tma.cu"
+#line 5402 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7012,7 +7023,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7016 "gemm_tma.cu"
+#line 7027 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8843,7 +8854,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8847 "gemm_tma.cu"
+#line 8858 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10576,7 +10587,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10580 "gemm_tma.cu"
+#line 10591 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12302,7 +12313,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12306 "gemm_tma.cu"
+#line 12317 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
