@@ -2,22 +2,18 @@
 # Builds, on the build machine, everything the prepared GPU calls need (bench/explore/
 # prepared-run.sh runs them there, its header says what each does) into .cache/gpu-staged:
 # every GPU test binary and the bench, decode_layer and first_load examples
-# (../shared/gpu/pack, scripts/gpu-trim), the decode layer with session 57's patch
-# (bench/explore/layer-patched.sh: decode_layer_earlytiles), the layer with its codegen as
-# at a265363 (decode_layer_a265363, call 21's baseline), the sm_90a wheels of every
-# example spec (scripts/python-wheels) and the explorers' wheels (clattn, stream), and the
-# staged layers' modules compiled for sm_90a (.gpu/ptx.tar.xz, for calls 20 and 21). Session
-# 55's spattn.patch and gemvload.patch, measured by session 56, are no longer built (spattn
-# conflicts with session 57's change to paged attention's first round trips; gemvload was
-# dropped). Then, before each call,
+# (../shared/gpu/pack, scripts/gpu-trim), the sm_90a wheels of every example spec
+# (scripts/python-wheels) and the explorers' wheels (clattn, stream), and the staged
+# layers' modules compiled for sm_90a (.gpu/ptx.tar.xz, for calls 20 and 22). A patched
+# layer to time beside the tree's is built by bench/explore/layer-patched.sh into .gpu/bin
+# before the staging moves (session 57's earlytiles.patch was, until session 59 landed it).
+# Then, before each call,
 # bench/explore/prepared-stage.sh N puts in .gpu what call N carries (under the 64 MiB a
 # call takes), and the call is made with carry [".gpu"] and
 # `bash bench/explore/prepared-run.sh N`. About 8 minutes on 2 cores with target/ already
-# built by scripts/test (session 58, 922bf4d), longer from a cold target/; it applies
-# patches to codegen (ima.cuh, module.cu, cuda.rs) for the while, so nothing else may build
-# or edit the tree meanwhile, and the files they touch must have no changes. The staged
-# calls carry 50 MB (1, sanitize), 12 (2), 32 (20), 21 (21), 4 (14) and 1 (16, 17) beside
-# the tree's 11.
+# built by scripts/test (session 58, 922bf4d), longer from a cold target/; nothing else
+# may build or edit the tree meanwhile. The staged calls carry 50 MB (1, sanitize), 12 (2),
+# about 25 (20, 22), 4 (14) and 1 (16, 17) beside the tree's 11.
 #   bench/explore/prepared-build.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,10 +22,6 @@ set -euo pipefail
 ../shared/gpu/pack -j2 >/dev/null
 scripts/gpu-trim bench decode_layer first_load >/dev/null
 git rev-parse --short HEAD > .gpu/commit
-bench/explore/layer-patched.sh earlytiles bench/explore/earlytiles/earlytiles.patch
-# The layer with its codegen as at a265363 (call 21's baseline: the deferred graph at B = 1).
-git diff HEAD a265363 -- codegen/include/ima.cuh codegen/templates/module.cu codegen/src/cuda.rs > .cache/a265363.patch
-bench/explore/layer-patched.sh a265363 .cache/a265363.patch
 CARGO_BUILD_JOBS=2 IMA_WHEEL_ARCH=sm_90a scripts/python-wheels >/dev/null
 cargo build -j2 -q -p imac --bin imac # the explorers' wheels run it
 bench/explore/clattn/build.sh
@@ -42,7 +34,7 @@ if [ -d .cache/gpu-staged ]; then
     mv .cache/gpu-staged/commit .cache/gpu-before/commit
 fi
 # Every staged layer's modules compiled here for the H100 and H200 (compute capability 9.0),
-# so that calls 20 and 21 find them in the cache (IMA_PTX_CACHE) and spend no device time
+# so that calls 20 and 22 find them in the cache (IMA_PTX_CACHE) and spend no device time
 # in NVRTC on them (a minute a binary on a fresh machine; the benches' modules still compile
 # there): about 40 MB a layer, 4 packed with xz, 2 minutes here. A baseline built before
 # the layer had `precompile` (0c6a4d9 and older) compiles there as before.

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Runs, on the GPU machine, the prepared calls: bench/explore/prepared-build.sh builds all
-# of 1, 2, 14 and 16 to 19 here, and bench/explore/prepared-stage.sh N puts in .gpu what
+# of 1, 2, 14, 16, 17, 20 and 22 here, and bench/explore/prepared-stage.sh N puts in .gpu what
 # call N carries (carry [".gpu"]). Session 55 left them in this order: 1, 18, 19, then
 # sanitize (prepared-stage.sh sanitize; `bash .gpu/on-device sanitize -v
 # 'gpu-a20e|multi_gpu'`), 2, 16, 17 and 14. Session 56 ran 1, 18, 19, sanitize and 2 at
 # 2b03e9c on an H100 (bench/RESULTS.md, "The GPU suite at 2b03e9c"). Session 57 changed the
 # release entry points (6add24a, 1e04220) and got one short call; session 58 ran 1 and 20 at
 # a265363, then 20, 1, sanitize, 2, 16, 17 and 14 at 0c6a4d9 on an H100 (bench/RESULTS.md,
-# "The suite and memcheck at session 57's kernels"). Left for the next session: 1 and
-# sanitize at its HEAD (fa1e96b's checked entry points and later commits have not run on a
-# GPU), 20 (the deferred graph against f6635de's, fa1e96b's kernels; 20 stays the
-# before-and-after check of a kernel change), then 21. Session 36 ran calls 1 and 2 at 738cc26,
+# "The suite and memcheck at session 57's kernels"); session 59 ran 1, sanitize and 20 at
+# 6110ed1, landed earlytiles.patch, then ran 1, sanitize, 20 and 22 at its HEAD (bench/RESULTS.md,
+# "The suite and memcheck at 6110ed1"). 20 stays the before-and-after check of a kernel
+# change, 22 the layer's whole table. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
 #   bash bench/explore/prepared-run.sh 1: the whole GPU suite but the fuzzer and the
@@ -106,19 +106,16 @@
 #     the three patched ones, one process each (same carry as 18; run it twice for a second
 #     pass); run by session 56, and no longer built, as 18;
 #   bash bench/explore/prepared-run.sh 20: the layer and the index-reading kernels before and
-#     after a kernel change, and the layer with bench/explore/earlytiles/earlytiles.patch
-#     (decode_layer_earlytiles: paged attention's first tiles issued before its queries are
-#     staged; session 57's form, measured once alone), each layer's `check` first, then in
-#     alternating processes: `decode_layer bench` and `bench --only
-#     embedding,reshape_and_cache,paged_attn` of .gpu/bin's *_before (the previous staging's
-#     bench and decode_layer, which prepared-build.sh keeps in .cache/gpu-before; any other
-#     decode_layer_* and bench_* staged by hand as well) and of the tree's, twice each;
-#     prepared-stage.sh 20;
-#   bash bench/explore/prepared-run.sh 21: what costs the layer's deferred graph 3.5 µs at B = 1
-#     since a265363 (bench/RESULTS.md, session 58: not in the checked kernels' counts): each
-#     kernel of one B = 1 step timed by ncu, deferred and off, in .gpu/bin's
-#     decode_layer_a265363 (prepared-build.sh builds it: the tree with its codegen as at
-#     a265363) and decode_layer; prepared-stage.sh 21;
+#     after a kernel change, each layer's `check` first, then in alternating processes:
+#     `decode_layer bench` and `bench --only embedding,reshape_and_cache,paged_attn` of
+#     .gpu/bin's *_before (the previous staging's bench and decode_layer, which
+#     prepared-build.sh keeps in .cache/gpu-before; any other decode_layer_* and bench_*
+#     staged by hand as well, e.g. by bench/explore/layer-patched.sh) and of the tree's,
+#     twice each; prepared-stage.sh 20;
+#   bash bench/explore/prepared-run.sh 22: the layer's whole table on the machine lent:
+#     bench/decode-layer-on-device.sh ablate (what each launch adds to a replay), kernels
+#     (each kernel of a step timed by ncu, release and deferred, B = 1 and 32) and bench
+#     (imac from Rust and from Python beside torch, eager and compiled); prepared-stage.sh 22;
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -279,22 +276,12 @@ case "${1:-1}" in
         done
     done
     ;;
-21)
+22)
     precompiled
-    # Each binary's modules loaded once, at once (NVRTC where they were not precompiled),
-    # before ncu times one step of each.
-    layers=$(cd .gpu/bin && ls decode_layer*)
-    for bin in $layers; do
-        timeout 200 bash .gpu/on-device run "$bin" dump "/tmp/warm-$bin" 1024 > /dev/null 2>&1 &
-    done
-    wait
-    for mode in deferred off; do
-        for bin in $layers; do
-            IMA_CHECKED=$mode timeout 120 ncu --clock-control none --cache-control none \
-                --metrics gpu__time_duration.sum --csv .gpu/bin/"$bin" dump "/tmp/k-$bin" 1024 \
-                > "/tmp/ncu-$bin-$mode.csv" 2>/dev/null
-            python3 bench/ncu_kernel_times.py "$bin, B = 1, $mode" "/tmp/ncu-$bin-$mode.csv"
-        done
+    # The short parts first: torch.compile's first build in bench may take minutes.
+    for part in ablate:80 kernels:180 bench:320; do
+        echo "== decode-layer-on-device.sh ${part%:*}"
+        timeout "${part#*:}" bash bench/decode-layer-on-device.sh "${part%:*}" 2>&1 | grep -v '^\s*$' | tail -45
     done
     ;;
 16)

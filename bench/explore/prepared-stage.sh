@@ -13,7 +13,7 @@ staged=.cache/gpu-staged
 rm -rf .gpu
 cp -al "$staged" .gpu
 # The layers' precompiled modules: only the calls that run the layer carry them.
-case "${1:-}" in 20 | 21) ;; *) rm -f .gpu/ptx.tar.xz ;; esac
+case "${1:-}" in 20 | 22) ;; *) rm -f .gpu/ptx.tar.xz ;; esac
 wheels() { # keeps only the wheels named (NAME_kernels)
     for w in .gpu/wheels/*.whl; do
         local n keep=
@@ -50,7 +50,7 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     wheels stream
     ;;
 20)
-    bins '^(decode_layer|decode_layer_earlytiles|bench)$'
+    bins '^(decode_layer.*|bench)$'
     rm -rf .gpu/wheels
     before=.cache/gpu-before
     [ -d "$before" ] || { echo "prepared-stage.sh: no $before (prepared-build.sh keeps it)" >&2; exit 1; }
@@ -62,12 +62,13 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     bins '^decode_layer'
     wheels paged spattn
     ;;
-21)
-    bins '^decode_layer(_a265363)?$'
-    rm -rf .gpu/wheels
+22)
+    # The layer, and the wheels its Python door imports (bench/decode-layer-on-device.sh).
+    bins '^decode_layer$'
+    wheels decode paged gemm quant gemm_tma
     ;;
 *)
-    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16 to 21, sanitize)" >&2
+    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16 to 20, 22, sanitize)" >&2
     exit 1
     ;;
 esac
