@@ -109,3 +109,48 @@ fn every_spec_makes_a_python_package() {
         }
     }
 }
+
+#[test]
+fn a_kernel_that_writes_no_tensor_makes_a_custom_op_that_mutates_nothing() {
+    // An L2 prefetch's shape: every argument read, none written. Its custom op's
+    // `mutates_args` was `(,)`, a syntax error at the package's import (session 59).
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("reads.ima");
+    std::fs::write(
+        &spec,
+        "kernel touch_l2 {\n    in w: i32[N]\n    launch grid(ceil(N / 256)) block(256)\n    body {\n        \
+         const I i = I(blockIdx.x) * 256 + threadIdx.x;\n        \
+         if (i < N) asm volatile(\"prefetch.global.L2 [%0];\" ::\"l\"(&w.p[i]));\n    }\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_imac"))
+        .arg("compile")
+        .arg(&spec)
+        .arg("--python")
+        .arg("-o")
+        .arg(dir.path().join("pkg"))
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let init = dir.path().join("pkg/python/reads_kernels/__init__.py");
+    let text = std::fs::read_to_string(&init).unwrap();
+    assert!(
+        text.contains("custom_op(\"imac_reads_kernels::touch_l2_out\", mutates_args=())"),
+        "{text}"
+    );
+    let parsed = Command::new("python3")
+        .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())"])
+        .arg(&init)
+        .output()
+        .unwrap();
+    assert!(
+        parsed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+}

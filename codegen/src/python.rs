@@ -557,16 +557,18 @@ SPEC_FILE = _native.SPEC_FILE
                 .filter_map(op_rebuild)
                 .collect()
         };
-        let mutated: Vec<String> = k
+        // A Python tuple of the names, `()` where the kernel writes no tensor (`(,)` is
+        // no Python).
+        let mutated: String = k
             .args
             .iter()
             .filter(|a| a.role != Role::In)
-            .map(|a| format!("{:?}", a.name))
+            .map(|a| format!("{:?}, ", a.name))
             .collect();
         s.push_str(&format!(
-            "\n\nif _torch is not None:\n\n    @_torch.library.custom_op(\"{ns}::{name}_out\", mutates_args=({mutated},))\n    def _{name}_out({typed}) -> None:\n{rebuild}        {name}({args})\n\n    @_{name}_out.register_fake\n    def _({flat}):\n        return None\n",
+            "\n\nif _torch is not None:\n\n    @_torch.library.custom_op(\"{ns}::{name}_out\", mutates_args=({mutated}))\n    def _{name}_out({typed}) -> None:\n{rebuild}        {name}({args})\n\n    @_{name}_out.register_fake\n    def _({flat}):\n        return None\n",
             name = k.name,
-            mutated = mutated.join(", "),
+            mutated = mutated.trim_end(),
             typed = typed(&flat),
             rebuild = rebuild(None),
             args = all_args.join(", "),
