@@ -8,8 +8,8 @@
 # release entry points (6add24a, 1e04220) and got one short call; session 58 ran 1 and 20 at
 # a265363, then 20, 1, sanitize, 2, 16, 17 and 14 at 0c6a4d9 on an H100 (bench/RESULTS.md,
 # "The suite and memcheck at session 57's kernels"); session 59 ran 1, sanitize and 20 at
-# 6110ed1, landed earlytiles.patch, then ran 1, sanitize, 20 and 22 at its HEAD (bench/RESULTS.md,
-# "The suite and memcheck at 6110ed1"). 20 stays the before-and-after check of a kernel
+# 6110ed1, landed earlytiles.patch, then ran 1, sanitize, 20 and 22 at its HEAD, and 23
+# twice (bench/RESULTS.md, "The suite and memcheck at 6110ed1"). 20 stays the before-and-after check of a kernel
 # change, 22 the layer's whole table. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
@@ -116,6 +116,11 @@
 #     bench/decode-layer-on-device.sh ablate (what each launch adds to a replay), kernels
 #     (each kernel of a step timed by ncu, release and deferred, B = 1 and 32) and bench
 #     (imac from Rust and from Python beside torch, eager and compiled); prepared-stage.sh 22;
+#   bash bench/explore/prepared-run.sh 23: bench/explore/kvpf/time_kvpf.py, the layer from
+#     Python with the first sequences' KV pages asked of the L2 on a side stream beside the
+#     first norm (or QKV), at B = 32 and 1, contexts of 1024; the kvpf wheel built by hand
+#     (bench/explore/explorer-wheels.sh bench/explore/kvpf/kvpf.ima, then copied into
+#     .cache/gpu-staged/wheels), prepared-stage.sh 23 (run by session 59: slower);
 # then in a call of its own: bash .gpu/on-device sanitize -v 'gpu-a20e|multi_gpu' (the
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
@@ -283,6 +288,15 @@ case "${1:-1}" in
         echo "== decode-layer-on-device.sh ${part%:*}"
         timeout "${part#*:}" bash bench/decode-layer-on-device.sh "${part%:*}" 2>&1 | grep -v '^\s*$' | tail -45
     done
+    ;;
+23)
+    precompiled
+    site=$(mktemp -d) tmp=$(mktemp -d)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1
+    timeout 90 bash .gpu/on-device run decode_layer dump "$tmp/b1" 1024 >/dev/null 2>&1 || exit 1
+    # shellcheck disable=SC2046
+    timeout 90 bash .gpu/on-device run decode_layer dump "$tmp/b32" $(printf '1024 %.0s' $(seq 32)) >/dev/null 2>&1 || exit 1
+    (cd bench/explore/kvpf && PYTHONPATH=$site timeout 400 python3 -u time_kvpf.py "$tmp/b32" "$tmp/b1" 2>&1 | tail -40)
     ;;
 16)
     "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -o /tmp/mega_chain \

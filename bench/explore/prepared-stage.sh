@@ -13,7 +13,7 @@ staged=.cache/gpu-staged
 rm -rf .gpu
 cp -al "$staged" .gpu
 # The layers' precompiled modules: only the calls that run the layer carry them.
-case "${1:-}" in 20 | 22) ;; *) rm -f .gpu/ptx.tar.xz ;; esac
+case "${1:-}" in 20 | 22 | 23) ;; *) rm -f .gpu/ptx.tar.xz ;; esac
 wheels() { # keeps only the wheels named (NAME_kernels)
     for w in .gpu/wheels/*.whl; do
         local n keep=
@@ -67,8 +67,13 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     bins '^decode_layer$'
     wheels decode paged gemm quant gemm_tma
     ;;
+23)
+    # The layer (for its dumps), the wheels DecodeLayer imports and kvpf's.
+    bins '^decode_layer$'
+    wheels decode paged gemm quant gemm_tma kvpf
+    ;;
 *)
-    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16 to 20, 22, sanitize)" >&2
+    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16 to 20, 22, 23, sanitize)" >&2
     exit 1
     ;;
 esac
