@@ -49,8 +49,8 @@
 #   bash bench/explore/prepared-run.sh 9: bench/explore/wgstamp/time_wgstamp.py,
 #     gptq_gemm_wg32's timeline at the layer's four projections, after
 #     scripts/python-wheels and bench/explore/wgstamp/build.sh; carry the gemm_tma and
-#     gemm_tma_wgs wheels (session 48's; session 49's run spent its 300 s importing them, a
-#     fresh machine's JIT of their PTX, and printed nothing);
+#     gemm_tma_wgs wheels (session 48's; sessions 49 and 59 got nothing from it in 300 s:
+#     session 59 found the stamped kernel's first launch hangs, the imports take 5 s);
 #   bash bench/explore/prepared-run.sh 10: bench/explore/fence (what a gpu-scope release
 #     costs while the SM streams; session 51 ran all but its cp.async rows) and
 #     bench/explore/mega/mega_chain 34 (forms 42 to 45, the megakernel's ring filled by
