@@ -3093,8 +3093,9 @@ struct kv_t {
 };
 
 // The block's query heads, [head, dimension], swizzled as kv: staged once, with 16-byte
-// loads, while the page ids load; read into registers (D <= 128) or at each tile
-// (D = 256, to leave registers for the accumulators) with ldmatrix.
+// loads, once the page ids are and while the first tiles' copies are in flight; read
+// into registers (D <= 128) or at each tile (D = 256, to leave registers for the
+// accumulators) with ldmatrix.
 // shared qs: f16[8, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct qs_t {
@@ -3315,7 +3316,7 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 101 "specs/paged.ima"
+#line 102 "specs/paged.ima"
 
         // ima.cuh's ima_paged_attend, which paged_attn_rope shares: the queries come from q.
         const I b = blockIdx.z;
@@ -3324,7 +3325,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages);
     
-#line 3328 "paged.cu"
+#line 3329 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5184,7 +5185,7 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages) {
-#line 160 "specs/paged.ima"
+#line 161 "specs/paged.ima"
 
         // ima.cuh's ima_paged_attend, as paged_attn's, the queries and the new token from qkv.
         const I b = blockIdx.z;
@@ -5226,7 +5227,7 @@ __device__ __forceinline__ void body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
     
-#line 5230 "paged.cu"
+#line 5231 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

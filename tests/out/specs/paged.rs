@@ -422,7 +422,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
 /// KV head must be one block's (at most 8: `HQ <= 8 * HKV`), so that no other block reads
 /// the token while it is written; and D = 128, whose queries stay in registers.
 ///
-/// Declared at `specs/paged.ima:125`.
+/// Declared at `specs/paged.ima:126`.
 pub struct PagedAttnRope {
     kernel: ima::Kernel,
 }
@@ -519,7 +519,7 @@ pub struct PagedAttnRopeArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions
 pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
     name: "paged_attn_rope",
     signature: "paged_attn_rope(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)",
-    location: "specs/paged.ima:125",
+    location: "specs/paged.ima:126",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
