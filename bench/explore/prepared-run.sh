@@ -48,9 +48,11 @@
 #     pmajor.patch and pstamp's and ropeattn's gen.py, edits of paged.ima's text, predate);
 #   bash bench/explore/prepared-run.sh 9: bench/explore/wgstamp/time_wgstamp.py,
 #     gptq_gemm_wg32's timeline at the layer's four projections, after
-#     scripts/python-wheels and bench/explore/wgstamp/build.sh; carry the gemm_tma and
-#     gemm_tma_wgs wheels (session 48's; sessions 49 and 59 got nothing from it in 300 s:
-#     session 59 found the stamped kernel's first launch hangs, the imports take 5 s);
+#     bench/explore/prepared-build.sh and bench/explore/wgstamp/build.sh (its wheels into
+#     .cache/gpu-staged/wheels), prepared-stage.sh 9; sessions 49 and 59 got nothing from
+#     it in 300 s: session 59 found the stamped kernel's first launch hangs (the imports
+#     take 5 s), and left one wheel a group of points, each timed in a process of its own
+#     under a timeout, to say which hangs and what the others see;
 #   bash bench/explore/prepared-run.sh 10: bench/explore/fence (what a gpu-scope release
 #     costs while the SM streams; session 51 ran all but its cp.async rows) and
 #     bench/explore/mega/mega_chain 34 (forms 42 to 45, the megakernel's ring filled by
@@ -182,8 +184,8 @@ case "${1:-1}" in
     ;;
 9)
     site=$(mktemp -d)
-    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_tma_kernels-*.whl .gpu/wheels/gemm_tma_wgs_kernels-*.whl || exit 1
-    (cd bench/explore/wgstamp && PYTHONPATH=$site timeout 300 python3 -u time_wgstamp.py 2>&1 | tail -60)
+    python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/gemm_tma_kernels-*.whl .gpu/wheels/gemm_tma_wgs*_kernels-*.whl || exit 1
+    (cd bench/explore/wgstamp && PYTHONPATH=$site timeout 400 python3 -u time_wgstamp.py 2>&1 | tail -150)
     ;;
 10)
     for f in fence/fence mega/mega_chain; do

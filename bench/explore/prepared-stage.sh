@@ -38,6 +38,12 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     bins '^gpu-a20e'
     wheels attn clusters gemm_tma index planted_bugs quant rmsnorm strided
     ;;
+9)
+    # The tree's gemm_tma wheel and bench/explore/wgstamp/build.sh's, copied into the
+    # staging's wheels by hand.
+    rm -rf .gpu/bin
+    wheels gemm_tma gemm_tma_wgs0 gemm_tma_wgs1 gemm_tma_wgs3 gemm_tma_wgs5 gemm_tma_wgs9 gemm_tma_wgs17
+    ;;
 14)
     rm -rf .gpu/bin
     wheels paged clattn
@@ -73,7 +79,7 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     wheels decode paged gemm quant gemm_tma kvpf
     ;;
 *)
-    echo "prepared-stage.sh: no call $1 (1, 2, 14, 16 to 20, 22, 23, sanitize)" >&2
+    echo "prepared-stage.sh: no call $1 (1, 2, 9, 14, 16 to 20, 22, 23, sanitize)" >&2
     exit 1
     ;;
 esac
