@@ -94,18 +94,7 @@ fn every_spec_makes_a_python_package() {
             );
         }
         for f in ["__init__.py", "__init__.pyi", "_imac.py"] {
-            let path = pkg.join(f);
-            let parsed = Command::new("python3")
-                .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())"])
-                .arg(&path)
-                .output()
-                .unwrap();
-            assert!(
-                parsed.status.success(),
-                "{}: {}",
-                path.display(),
-                String::from_utf8_lossy(&parsed.stderr)
-            );
+            assert_parses(&pkg.join(f));
         }
     }
 }
@@ -143,14 +132,20 @@ fn a_kernel_that_writes_no_tensor_makes_a_custom_op_that_mutates_nothing() {
         text.contains("custom_op(\"imac_reads_kernels::touch_l2_out\", mutates_args=())"),
         "{text}"
     );
+    assert_parses(&init);
+}
+
+/// The file parses as Python (by the `python3` on PATH).
+fn assert_parses(path: &Path) {
     let parsed = Command::new("python3")
         .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())"])
-        .arg(&init)
+        .arg(path)
         .output()
         .unwrap();
     assert!(
         parsed.status.success(),
-        "{}",
+        "{}: {}",
+        path.display(),
         String::from_utf8_lossy(&parsed.stderr)
     );
 }
