@@ -113,7 +113,8 @@
 #     .gpu/bin's *_before (the previous staging's bench and decode_layer, which
 #     prepared-build.sh keeps in .cache/gpu-before; any other decode_layer_* and bench_*
 #     staged by hand as well, e.g. by bench/explore/layer-patched.sh) and of the tree's,
-#     twice each; prepared-stage.sh 20;
+#     twice each; prepared-stage.sh 20 (session 59 left bench/explore/wgpick's two layers
+#     in .cache/gpu-staged/bin for it: QKV on gptq_gemm, O on gptq_gemm_wg32);
 #   bash bench/explore/prepared-run.sh 22: the layer's whole table on the machine lent:
 #     bench/decode-layer-on-device.sh ablate (what each launch adds to a replay), kernels
 #     (each kernel of a step timed by ncu, release and deferred, B = 1 and 32) and bench
