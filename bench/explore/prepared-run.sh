@@ -50,9 +50,8 @@
 #     gptq_gemm_wg32's timeline at the layer's four projections, after
 #     bench/explore/prepared-build.sh and bench/explore/wgstamp/build.sh (its wheels into
 #     .cache/gpu-staged/wheels), prepared-stage.sh 9; sessions 49 and 59 got nothing from
-#     it in 300 s: session 59 found the stamped kernel's first launch hangs (the imports
-#     take 5 s), and left one wheel a group of points, each timed in a process of its own
-#     under a timeout, to say which hangs and what the others see;
+#     it in 300 s: the stamped kernel's first launch hung (a whole-warp shuffle in lane
+#     0's branch), which session 59 found and fixed in the patch, not yet run since;
 #   bash bench/explore/prepared-run.sh 10: bench/explore/fence (what a gpu-scope release
 #     costs while the SM streams; session 51 ran all but its cp.async rows) and
 #     bench/explore/mega/mega_chain 34 (forms 42 to 45, the megakernel's ring filled by

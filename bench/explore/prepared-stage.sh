@@ -42,7 +42,7 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     # The tree's gemm_tma wheel and bench/explore/wgstamp/build.sh's, copied into the
     # staging's wheels by hand.
     rm -rf .gpu/bin
-    wheels gemm_tma gemm_tma_wgs0 gemm_tma_wgs1 gemm_tma_wgs3 gemm_tma_wgs5 gemm_tma_wgs9 gemm_tma_wgs17
+    wheels gemm_tma gemm_tma_wgs31
     ;;
 14)
     rm -rf .gpu/bin

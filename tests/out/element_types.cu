@@ -1533,6 +1533,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2418,7 +2420,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2422 "element_types.cu"
+#line 2424 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2800,7 +2802,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2804 "element_types.cu"
+#line 2806 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5153,7 +5155,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5157 "element_types.cu"
+#line 5159 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6590,7 +6592,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6594 "element_types.cu"
+#line 6596 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1530,6 +1530,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2398,7 +2400,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/kernel_names.ima"
  y(i) = x(i) * 0.5f; 
-#line 2402 "kernel_names.cu"
+#line 2404 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2580,7 +2582,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 16 "tests/in/kernel_names.ima"
  y(i) = -x(i); 
-#line 2584 "kernel_names.cu"
+#line 2586 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2762,7 +2764,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 23 "tests/in/kernel_names.ima"
  y(i) = x(i) < 0.f ? 1.f : 0.f; 
-#line 2766 "kernel_names.cu"
+#line 2768 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

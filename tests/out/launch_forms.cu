@@ -1530,6 +1530,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2490,7 +2492,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2494 "launch_forms.cu"
+#line 2496 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2702,7 +2704,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2706 "launch_forms.cu"
+#line 2708 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2858,7 +2860,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2862 "launch_forms.cu"
+#line 2864 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3076,7 +3078,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 3080 "launch_forms.cu"
+#line 3082 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1531,6 +1531,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2476,7 +2478,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2480 "planted_bugs.cu"
+#line 2482 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2819,7 +2821,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2823 "planted_bugs.cu"
+#line 2825 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3116,7 +3118,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3120 "planted_bugs.cu"
+#line 3122 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3873,7 +3875,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3877 "planted_bugs.cu"
+#line 3879 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4612,7 +4614,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4616 "planted_bugs.cu"
+#line 4618 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

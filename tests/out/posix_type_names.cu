@@ -1530,6 +1530,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2414,7 +2416,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 2418 "posix_type_names.cu"
+#line 2420 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1531,6 +1531,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2481,7 +2483,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2485 "attn.cu"
+#line 2487 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2905,7 +2907,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 2909 "attn.cu"
+#line 2911 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3241,7 +3243,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 3245 "attn.cu"
+#line 3247 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3875,7 +3877,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3879 "attn.cu"
+#line 3881 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1531,6 +1531,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2823,7 +2825,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2827 "checkpoint.cu"
+#line 2829 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3659,7 +3661,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3663 "checkpoint.cu"
+#line 3665 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4432,7 +4434,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4436 "checkpoint.cu"
+#line 4438 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5077,7 +5079,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5081 "checkpoint.cu"
+#line 5083 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5806,7 +5808,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5810 "checkpoint.cu"
+#line 5812 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6705,7 +6707,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6709 "checkpoint.cu"
+#line 6711 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7420,7 +7422,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7424 "checkpoint.cu"
+#line 7426 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8316,7 +8318,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8320 "checkpoint.cu"
+#line 8322 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9016,7 +9018,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 9020 "checkpoint.cu"
+#line 9022 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

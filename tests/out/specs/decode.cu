@@ -1531,6 +1531,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2865,7 +2867,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2869 "decode.cu"
+#line 2871 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3759,7 +3761,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3763 "decode.cu"
+#line 3765 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4991,7 +4993,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4995 "decode.cu"
+#line 4997 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1532,6 +1532,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2796,7 +2798,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2800 "gemm.cu"
+#line 2802 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3513,7 +3515,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3517 "gemm.cu"
+#line 3519 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4212,7 +4214,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4216 "gemm.cu"
+#line 4218 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4846,7 +4848,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4850 "gemm.cu"
+#line 4852 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6007,7 +6009,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 6011 "gemm.cu"
+#line 6013 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

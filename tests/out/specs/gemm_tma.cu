@@ -1532,6 +1532,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -2863,7 +2865,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2867 "gemm_tma.cu"
+#line 2869 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3625,7 +3627,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3629 "gemm_tma.cu"
+#line 3631 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4526,7 +4528,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4530 "gemm_tma.cu"
+#line 4532 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5398,7 +5400,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5402 "gemm_tma.cu"
+#line 5404 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7023,7 +7025,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7027 "gemm_tma.cu"
+#line 7029 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8854,7 +8856,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8858 "gemm_tma.cu"
+#line 8860 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10587,7 +10589,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10591 "gemm_tma.cu"
+#line 10593 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12313,7 +12315,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12317 "gemm_tma.cu"
+#line 12319 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1531,6 +1531,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -3325,7 +3327,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages);
     
-#line 3329 "paged.cu"
+#line 3331 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5227,7 +5229,7 @@ __device__ __forceinline__ void body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
     
-#line 5231 "paged.cu"
+#line 5233 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1531,6 +1531,8 @@ struct ImaTmaPipeline {
     // descriptor in vector registers and moved it over (VIADD, MOV and 2 R2URs an MMA), and
     // recomputed the stage's addresses there: its stage loop took 299 instructions a warp,
     // 281 with this and 253 with ImaWgmmaRegA's one descriptor operand (SASS, nvcc 13.0).
+    // Every lane of the warp calls it together: inside one lane's branch the shuffle waits
+    // for the other lanes for good (a stamp of bench/explore/wgstamp hung so).
     __device__ __forceinline__ int consumer() const { return __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0) - 1; }
 
     template <typename I, typename Load>
@@ -3031,7 +3033,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3035 "quant.cu"
+#line 3037 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3803,7 +3805,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3807 "quant.cu"
+#line 3809 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4464,7 +4466,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4468 "quant.cu"
+#line 4470 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5181,7 +5183,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5185 "quant.cu"
+#line 5187 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5754,7 +5756,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5758 "quant.cu"
+#line 5760 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6070,7 +6072,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6074 "quant.cu"
+#line 6076 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7044,7 +7046,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7048 "quant.cu"
+#line 7050 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7695,7 +7697,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7699 "quant.cu"
+#line 7701 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
