@@ -16,7 +16,7 @@ import torch
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", ".."))
 sys.path.insert(0, os.path.join(here, "..", "..", "..", "examples", "decode_layer"))
-from decode_layer_torch import load, inputs, weights, median_us  # noqa: E402
+from decode_layer_torch import captured, load, inputs, weights, median_us  # noqa: E402
 from decode_layer import DecodeLayer  # noqa: E402
 import decode_kernels as dk  # noqa: E402
 import kvpf_kernels as pf  # noqa: E402
@@ -61,19 +61,6 @@ class Prefetching:
         layer._project("down", s["act"], out, s)
         main.wait_stream(self.side)
         return out, residual
-
-
-def captured(f, args):
-    graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            f(*args)
-        with torch.cuda.graph(graph, stream=stream):
-            f(*args)
-    torch.cuda.current_stream().wait_stream(stream)
-    return graph.replay
 
 
 for d in sys.argv[1:]:
