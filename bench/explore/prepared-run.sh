@@ -118,6 +118,11 @@
 #     bench/decode-layer-on-device.sh ablate (what each launch adds to a replay), kernels
 #     (each kernel of a step timed by ncu, release and deferred, B = 1 and 32) and bench
 #     (imac from Rust and from Python beside torch, eager and compiled); prepared-stage.sh 22;
+#   bash bench/explore/prepared-run.sh 24: compute-sanitizer's synccheck (barriers and
+#     warp-synchronous operations reached by only part of the threads they name: the
+#     whole-warp shuffle in one lane's branch that hung wgstamp's kernel) over every GPU
+#     test binary but the fuzzer and the two-GPU test, then racecheck (shared-memory
+#     hazards) over paged_gpu's; prepared-stage.sh 24 (call 1's binaries; not yet run);
 #   bash bench/explore/prepared-run.sh 23: bench/explore/kvpf/time_kvpf.py, the layer from
 #     Python with the first sequences' KV pages asked of the L2 on a side stream beside the
 #     first norm (or QKV), at B = 32 and 1, contexts of 1024; the kvpf wheel built by hand
@@ -290,6 +295,21 @@ case "${1:-1}" in
         echo "== decode-layer-on-device.sh ${part%:*}"
         timeout "${part#*:}" bash bench/decode-layer-on-device.sh "${part%:*}" 2>&1 | grep -v '^\s*$' | tail -45
     done
+    ;;
+24)
+    # on-device's own set-up (the build root's link) with no binary selected, then each
+    # binary as on-device runs them, under the tool.
+    bash .gpu/on-device test '^$' >/dev/null
+    root=$(cat .gpu/build-root) bin=$(pwd)/.gpu/bin
+    export IMA_GPU=1 LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64:${LD_LIBRARY_PATH:-}
+    check() { # TOOL BINARY SECONDS
+        echo "=== $1 $2"
+        (cd "$root" && timeout "$3" compute-sanitizer --tool "$1" --error-exitcode 86 --require-cuda-init no \
+            --print-limit 10 "$bin/$2" --include-ignored --test-threads=1) 2>&1 | grep -E "test result|ERROR SUMMARY|RACECHECK SUMMARY|Barrier|divergent|=========" | tail -6
+        echo "rc=${PIPESTATUS[0]}"
+    }
+    for t in $(grep -Ev '^(gpu-a20e|multi_gpu)' .gpu/tests.txt); do check synccheck "$t" 120; done
+    check racecheck "$(grep -m1 '^paged_gpu' .gpu/tests.txt)" 200
     ;;
 23)
     precompiled

@@ -30,7 +30,7 @@ bins() { # keeps only the binaries named (the test binaries by regex), and lists
     ls .gpu/bin | grep -E '^(.*_gpu|gpu|gpu_[a-z_]+)-[0-9a-f]+$' > .gpu/tests.txt || true
 }
 case "${1:?prepared-stage.sh N|sanitize}" in
-1 | sanitize)
+1 | sanitize | 24)
     rm -rf .gpu/wheels .gpu/bin/decode_layer_*
     ;;
 2)
@@ -79,7 +79,7 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     wheels decode paged gemm quant gemm_tma kvpf
     ;;
 *)
-    echo "prepared-stage.sh: no call $1 (1, 2, 9, 14, 16 to 20, 22, 23, sanitize)" >&2
+    echo "prepared-stage.sh: no call $1 (1, 2, 9, 14, 16 to 20, 22 to 24, sanitize)" >&2
     exit 1
     ;;
 esac
