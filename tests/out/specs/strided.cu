@@ -2011,6 +2011,12 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
+// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
+// (n0 < N), 64 columns each: those that store a slot of a shared tile.
+template <typename I>
+__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
+    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
+}
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
@@ -2040,18 +2046,19 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                 for (int i = 0; i < R / 8; ++i) ima_wg_pairs_order(xt, int(threadIdx.x) - 64 + 64 * i);
             });
         } else if (warp == 1 && u0 % KS != 0) {
-            // Warp 1 counts each consumer warpgroup's units of the tile this block shares
-            // but does not sum, as gptq_gemm_wg's delegates.
+            // Warp 1 counts the consumer warpgroups' units of the tile this block shares but
+            // does not sum, once they have all stored their slots (they reach the tile's end
+            // at one step): lane wg counts warpgroup wg's, the lanes' releases one
+            // instruction. One warpgroup's at a time, each release a fence and an atomic's
+            // round trip, put the third warpgroup's count 2 µs after its slot at p50
+            // (bench/explore/wgstamp, session 60), which lo of the tile waited out.
             const I tile = u0 / KS, n0 = tile * 192;
-#pragma unroll 1
-            for (int wg = 0; wg < 3; ++wg)
-                if (n0 + 64 * wg < N) {
-                    ima_bar_sync(6 + wg, 160);
-                    if (threadIdx.x % 32 == 0) {
-                        const int mine = int((u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0);
-                        ImaStreamK<I>::arrive(&arrivals(0, n0 / 64 + wg), mine, int(KS));
-                    }
-                }
+            const int wgs = ima_wg_w4_tile_warpgroups(n0, N), wg = int(threadIdx.x % 32);
+            ima_bar_sync(6, 32 + 128 * wgs);
+            if (wg < wgs) {
+                const int mine = int((u1 < (tile + 1) * KS ? u1 : (tile + 1) * KS) - u0);
+                ImaStreamK<I>::arrive(&arrivals(0, n0 / 64 + wg), mine, int(KS));
+            }
         }
         return;
     }
@@ -2111,7 +2118,7 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
                     const float* c = acc.c[j].x;
                     part.store4(blockIdx.x, wg, j, tid, 0, ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
                 }
-                ima_bar_arrive(6 + wg, 160);
+                ima_bar_arrive(6, 32 + 128 * ima_wg_w4_tile_warpgroups(n0, N));
             } else {
                 // lo: the others' slots in the blocks' order, as gptq_gemm_wg's.
                 const I tid = threadIdx.x % 128, lo = blockIdx.x, hi = sk.owner(tile * KS + KS - 1);
@@ -2455,7 +2462,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 11 "specs/strided.ima"
  y(i, j) = a * x(i, j) + b; 
-#line 2459 "strided.cu"
+#line 2466 "strided.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
