@@ -96,3 +96,21 @@ for name, m, k, n, ny in [("QKV", 32, 4096, 6144, 6144), ("O", 32, 4096, 4096, 4
             ("the count released, after the first entry", [us(b[3][10 + r]) for b in blocks for r in range(3) if b[3][10 + r]])]
     for what, xs in rows:
         print(f"  {what:50s}{spread(xs)}")
+    # Whether the SMs that take longest over their units are the same from launch to launch
+    # (an SM served more slowly than others, the static split's tail) or change: a second
+    # stamped launch, and each SM's rest of units (3 -> 9, its consumer warpgroups' mean).
+    rest = lambda bs: {b[0][15]: sum(b[r][9] - b[r][3] for r in range(3)) / 3e3 for b in bs if all(b[r][9] and b[r][3] for r in range(3))}
+    first = rest(blocks)
+    stamps.zero_()
+    wgs.gptq_gemm_wg32(x, own[1 % len(own)], part, arrivals, y, stamps)
+    torch.cuda.synchronize()
+    second = rest([b for b in stamps.cpu().tolist() if any(v for r in range(4) for v in b[r][:15])])
+    sms = sorted(set(first) & set(second))
+    if len(sms) > 2:
+        a, b = [first[m] for m in sms], [second[m] for m in sms]
+        ma, mb = sum(a) / len(a), sum(b) / len(b)
+        cov = sum((p - ma) * (q - mb) for p, q in zip(a, b))
+        var = (sum((p - ma) ** 2 for p in a) * sum((q - mb) ** 2 for q in b)) ** 0.5 or 1.0
+        print(f"  each SM's rest of units, two launches: correlation {cov / var:.2f} over {len(sms)} SMs")
+        for label, d in [("first", first), ("second", second)]:
+            print(f"  {label} launch, by SM id (0.1 us): " + " ".join(str(round(d[m] * 10)) for m in sms))
