@@ -12,6 +12,9 @@ it was reached. The stamped kernel's time beside the tree's first (CUDA graphs c
 weight sets past L2, µs a launch), for what the stamps cost.
     python3 -u time_wgstamp.py        # each mask's wheel in a process of its own, 45 s each
     python3 -u time_wgstamp.py MASK   # gemm_tma_wgs<MASK>_kernels alone
+    WGSTAMP_RAW=1 ...                 # and 8 blocks' delegate stamps a shape, raw
+Point 13 is read right after the barrier, so it says when warp 1 reached it, not when it
+passed (bench/explore/barsem, session 60).
 Only the points of the mask's groups are stamped (wgstamp.patch's ima.cuh; build.sh makes
 31, all of them); each mask's wheel runs in a process of its own under a timeout, so that a
 hang is reported as one (the stamped kernel hung at its first launch until session 59
@@ -96,6 +99,12 @@ for name, m, k, n, ny in [("QKV", 32, 4096, 6144, 6144), ("O", 32, 4096, 4096, 4
             ("the count released, after the first entry", [us(b[3][10 + r]) for b in blocks for r in range(3) if b[3][10 + r]])]
     for what, xs in rows:
         print(f"  {what:50s}{spread(xs)}")
+    if os.environ.get("WGSTAMP_RAW"):
+        # The delegate's barrier met (13) against its consumers' slots (4) and counts (10 + wg).
+        for i, b in enumerate([b for b in blocks if b[3][13]][:8]):
+            print(f"  raw: 13 at {us(b[3][13]):.2f}; 4 at " + " ".join(f"{us(b[r][4]):.2f}" for r in range(3))
+                  + "; 10 + wg at " + " ".join(f"{us(b[3][10 + r]):.2f}" for r in range(3))
+                  + f"; 9 at {us(b[0][9]):.2f}")
     # Whether the SMs that take longest over their units are the same from launch to launch
     # (an SM served more slowly than others, the static split's tail) or change: a second
     # stamped launch, and each SM's rest of units (3 -> 9, its consumer warpgroups' mean).
