@@ -1459,6 +1459,19 @@ __device__ __forceinline__ void ima_l2_discard(const void* line) {
     asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
 }
 
+// Stores four floats at p (16 bytes, aligned) marked for L2 to keep (evict_last) ahead of
+// normal lines and of the weights' streams, which tma_load marks evict_first: scratch that
+// another block reads after a stream has gone by. gptq_gemm_wg32's slots at gate/up's shape
+// are written a tile's stream (about 20 µs, 50 MB) before lo reads them: kept, the layer's
+// graph at B = 32 took 0.8 µs less (bench/explore/slotpf, session 60).
+__device__ __forceinline__ void ima_store4_evict_last(float* p, const ImaVec<float, 4>& v) {
+    unsigned long long policy;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "f"(v.v[0]), "f"(v.v[1]),
+                 "f"(v.v[2]), "f"(v.v[3]), "l"(policy)
+                 : "memory");
+}
+
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
 // threads, warpgroup 0 the producer and warpgroups 1 .. CONSUMERS the consumers, with
@@ -2114,12 +2127,13 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
             if (tile * KS >= u0 && kc == KS - 1) {
                 emit(acc.c, n0);
             } else if (tile * KS < u0) {
-                // Not this block's to sum: its slot, counted by its delegate warp.
+                // Not this block's to sum: its slot, kept in L2 for lo, counted by its delegate
+                // warp.
                 const I tid = threadIdx.x % 128;
 #pragma unroll
                 for (int j = 0; j < R / 8; ++j) {
                     const float* c = acc.c[j].x;
-                    part.store4(blockIdx.x, wg, j, tid, 0, ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
+                    ima_store4_evict_last(&part(I(blockIdx.x), wg, j, tid, 0), ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
                 }
                 ima_bar_arrive(6, 32 + 128 * ima_wg_w4_tile_warpgroups(n0, N));
             } else {
@@ -2427,7 +2441,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2431 "element_types.cu"
+#line 2445 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2809,7 +2823,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2813 "element_types.cu"
+#line 2827 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5162,7 +5176,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5166 "element_types.cu"
+#line 5180 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6599,7 +6613,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6603 "element_types.cu"
+#line 6617 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

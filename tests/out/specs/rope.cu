@@ -1457,6 +1457,19 @@ __device__ __forceinline__ void ima_l2_discard(const void* line) {
     asm volatile("discard.global.L2 [%0], 128;" ::"l"(line) : "memory");
 }
 
+// Stores four floats at p (16 bytes, aligned) marked for L2 to keep (evict_last) ahead of
+// normal lines and of the weights' streams, which tma_load marks evict_first: scratch that
+// another block reads after a stream has gone by. gptq_gemm_wg32's slots at gate/up's shape
+// are written a tile's stream (about 20 µs, 50 MB) before lo reads them: kept, the layer's
+// graph at B = 32 took 0.8 µs less (bench/explore/slotpf, session 60).
+__device__ __forceinline__ void ima_store4_evict_last(float* p, const ImaVec<float, 4>& v) {
+    unsigned long long policy;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "f"(v.v[0]), "f"(v.v[1]),
+                 "f"(v.v[2]), "f"(v.v[3]), "l"(policy)
+                 : "memory");
+}
+
 // A warp-specialised main loop over `steps` stages on the TMA unit (the structure of
 // CUTLASS's warp-specialised kernels and of fast.cu's): a block of 128 (1 + CONSUMERS)
 // threads, warpgroup 0 the producer and warpgroups 1 .. CONSUMERS the consumers, with
@@ -2112,12 +2125,13 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
             if (tile * KS >= u0 && kc == KS - 1) {
                 emit(acc.c, n0);
             } else if (tile * KS < u0) {
-                // Not this block's to sum: its slot, counted by its delegate warp.
+                // Not this block's to sum: its slot, kept in L2 for lo, counted by its delegate
+                // warp.
                 const I tid = threadIdx.x % 128;
 #pragma unroll
                 for (int j = 0; j < R / 8; ++j) {
                     const float* c = acc.c[j].x;
-                    part.store4(blockIdx.x, wg, j, tid, 0, ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
+                    ima_store4_evict_last(&part(I(blockIdx.x), wg, j, tid, 0), ImaVec<float, 4>{{c[0], c[1], c[2], c[3]}});
                 }
                 ima_bar_arrive(6, 32 + 128 * ima_wg_w4_tile_warpgroups(n0, N));
             } else {
@@ -2637,7 +2651,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 2641 "rope.cu"
+#line 2655 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
