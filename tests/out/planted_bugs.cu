@@ -2008,6 +2008,13 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
     }
 }
 
+// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
+// (n0 < N), 64 columns each: those that store a slot of a shared tile.
+template <typename I>
+__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
+    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
+}
+
 // The body of the W4A16 warpgroup kernels for a decode batch (gptq_gemm_wg16, R = 16;
 // gptq_gemm_wg32, R = 32), which differ only in x's rows a stage, the stages, and the
 // shapes their specs declare, so that it is written once: y = x · W, W in GPTQ int4 with
@@ -2025,12 +2032,6 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
-// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
-// (n0 < N), 64 columns each: those that store a slot of a shared tile.
-template <typename I>
-__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
-    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
-}
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
@@ -2499,7 +2500,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2503 "planted_bugs.cu"
+#line 2504 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2842,7 +2843,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2846 "planted_bugs.cu"
+#line 2847 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3139,7 +3140,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3143 "planted_bugs.cu"
+#line 3144 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3896,7 +3897,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 3900 "planted_bugs.cu"
+#line 3901 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4635,7 +4636,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4639 "planted_bugs.cu"
+#line 4640 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2008,6 +2008,13 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
     }
 }
 
+// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
+// (n0 < N), 64 columns each: those that store a slot of a shared tile.
+template <typename I>
+__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
+    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
+}
+
 // The body of the W4A16 warpgroup kernels for a decode batch (gptq_gemm_wg16, R = 16;
 // gptq_gemm_wg32, R = 32), which differ only in x's rows a stage, the stages, and the
 // shapes their specs declare, so that it is written once: y = x · W, W in GPTQ int4 with
@@ -2025,12 +2032,6 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
-// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
-// (n0 < N), 64 columns each: those that store a slot of a shared tile.
-template <typename I>
-__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
-    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
-}
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
@@ -2846,7 +2847,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2850 "checkpoint.cu"
+#line 2851 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3682,7 +3683,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3686 "checkpoint.cu"
+#line 3687 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4455,7 +4456,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4459 "checkpoint.cu"
+#line 4460 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5100,7 +5101,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5104 "checkpoint.cu"
+#line 5105 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5829,7 +5830,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5833 "checkpoint.cu"
+#line 5834 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6728,7 +6729,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6732 "checkpoint.cu"
+#line 6733 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7443,7 +7444,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7447 "checkpoint.cu"
+#line 7448 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8339,7 +8340,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8343 "checkpoint.cu"
+#line 8344 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9039,7 +9040,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 9043 "checkpoint.cu"
+#line 9044 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

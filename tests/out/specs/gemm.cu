@@ -2009,6 +2009,13 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
     }
 }
 
+// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
+// (n0 < N), 64 columns each: those that store a slot of a shared tile.
+template <typename I>
+__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
+    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
+}
+
 // The body of the W4A16 warpgroup kernels for a decode batch (gptq_gemm_wg16, R = 16;
 // gptq_gemm_wg32, R = 32), which differ only in x's rows a stage, the stages, and the
 // shapes their specs declare, so that it is written once: y = x · W, W in GPTQ int4 with
@@ -2026,12 +2033,6 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
-// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
-// (n0 < N), 64 columns each: those that store a slot of a shared tile.
-template <typename I>
-__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
-    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
-}
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
@@ -2819,7 +2820,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2823 "gemm.cu"
+#line 2824 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3536,7 +3537,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3540 "gemm.cu"
+#line 3541 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4235,7 +4236,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4239 "gemm.cu"
+#line 4240 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4869,7 +4870,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4873 "gemm.cu"
+#line 4874 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6030,7 +6031,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 6034 "gemm.cu"
+#line 6035 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

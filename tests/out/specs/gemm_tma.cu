@@ -2009,6 +2009,13 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
     }
 }
 
+// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
+// (n0 < N), 64 columns each: those that store a slot of a shared tile.
+template <typename I>
+__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
+    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
+}
+
 // The body of the W4A16 warpgroup kernels for a decode batch (gptq_gemm_wg16, R = 16;
 // gptq_gemm_wg32, R = 32), which differ only in x's rows a stage, the stages, and the
 // shapes their specs declare, so that it is written once: y = x · W, W in GPTQ int4 with
@@ -2026,12 +2033,6 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
-// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
-// (n0 < N), 64 columns each: those that store a slot of a shared tile.
-template <typename I>
-__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
-    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
-}
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
@@ -2886,7 +2887,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2890 "gemm_tma.cu"
+#line 2891 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3648,7 +3649,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3652 "gemm_tma.cu"
+#line 3653 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4549,7 +4550,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4553 "gemm_tma.cu"
+#line 4554 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5421,7 +5422,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5425 "gemm_tma.cu"
+#line 5426 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7046,7 +7047,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7050 "gemm_tma.cu"
+#line 7051 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8877,7 +8878,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8881 "gemm_tma.cu"
+#line 8882 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10610,7 +10611,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 10614 "gemm_tma.cu"
+#line 10615 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12336,7 +12337,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
     
-#line 12340 "gemm_tma.cu"
+#line 12341 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

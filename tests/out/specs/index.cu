@@ -2009,6 +2009,13 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
     }
 }
 
+// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
+// (n0 < N), 64 columns each: those that store a slot of a shared tile.
+template <typename I>
+__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
+    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
+}
+
 // The body of the W4A16 warpgroup kernels for a decode batch (gptq_gemm_wg16, R = 16;
 // gptq_gemm_wg32, R = 32), which differ only in x's rows a stage, the stages, and the
 // shapes their specs declare, so that it is written once: y = x · W, W in GPTQ int4 with
@@ -2026,12 +2033,6 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
-// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
-// (n0 < N), 64 columns each: those that store a slot of a shared tile.
-template <typename I>
-__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
-    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
-}
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
@@ -2631,7 +2632,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2635 "index.cu"
+#line 2636 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3325,7 +3326,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3329 "index.cu"
+#line 3330 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3875,7 +3876,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3879 "index.cu"
+#line 3880 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4289,7 +4290,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4293 "index.cu"
+#line 4294 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2008,6 +2008,13 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
     }
 }
 
+// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
+// (n0 < N), 64 columns each: those that store a slot of a shared tile.
+template <typename I>
+__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
+    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
+}
+
 // The body of the W4A16 warpgroup kernels for a decode batch (gptq_gemm_wg16, R = 16;
 // gptq_gemm_wg32, R = 32), which differ only in x's rows a stage, the stages, and the
 // shapes their specs declare, so that it is written once: y = x · W, W in GPTQ int4 with
@@ -2025,12 +2032,6 @@ __device__ __forceinline__ void ima_wg_w4_stage(ImaWgAcc<N>& acc, const W& w, co
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
 // (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
-// ima_wg_w4_pairs_gemm's consumer warpgroups with columns in the tile from W's column n0
-// (n0 < N), 64 columns each: those that store a slot of a shared tile.
-template <typename I>
-__device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
-    return N - n0 >= 192 ? 3 : int(ima_ceil_div(N - n0, I(64)));
-}
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
           typename Y, typename WS, typename XS>
@@ -3054,7 +3055,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3058 "quant.cu"
+#line 3059 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3826,7 +3827,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3830 "quant.cu"
+#line 3831 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4487,7 +4488,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4491 "quant.cu"
+#line 4492 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5204,7 +5205,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5208 "quant.cu"
+#line 5209 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5777,7 +5778,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5781 "quant.cu"
+#line 5782 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6093,7 +6094,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6097 "quant.cu"
+#line 6098 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7067,7 +7068,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7071 "quant.cu"
+#line 7072 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7718,7 +7719,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7722 "quant.cu"
+#line 7723 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
