@@ -9,7 +9,10 @@
 # a265363, then 20, 1, sanitize, 2, 16, 17 and 14 at 0c6a4d9 on an H100 (bench/RESULTS.md,
 # "The suite and memcheck at session 57's kernels"); session 59 ran 1, sanitize and 20 at
 # 6110ed1, landed earlytiles.patch, then ran 1, sanitize, 20 and 22 at its HEAD, and 23
-# twice (bench/RESULTS.md, "The suite and memcheck at 6110ed1"). 20 stays the before-and-after check of a kernel
+# twice (bench/RESULTS.md, "The suite and memcheck at 6110ed1"); session 60 ran 9, 20, 24
+# and 20 at 057e033, landed 9187b5c, ran 9, 1, sanitize, 22, 20 and 20 at 7bb01dc, landed
+# 34c97b9 and ran sanitize's gemm_tma, decode and specs binaries there (bench/RESULTS.md,
+# "gptq_gemm_wg32's timeline"). 20 stays the before-and-after check of a kernel
 # change, 22 the layer's whole table. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
@@ -51,7 +54,9 @@
 #     bench/explore/prepared-build.sh and bench/explore/wgstamp/build.sh (its wheels into
 #     .cache/gpu-staged/wheels), prepared-stage.sh 9; sessions 49 and 59 got nothing from
 #     it in 300 s: the stamped kernel's first launch hung (a whole-warp shuffle in lane
-#     0's branch), which session 59 found and fixed in the patch, not yet run since;
+#     0's branch), which session 59 found and fixed; session 60 ran it twice (before and
+#     after 9187b5c) and left it timing each block's run rotated over the SMs too
+#     (whether the blocks slow over their units follow their SM or their run), not yet run;
 #   bash bench/explore/prepared-run.sh 10: bench/explore/fence (what a gpu-scope release
 #     costs while the SM streams; session 51 ran all but its cp.async rows) and
 #     bench/explore/mega/mega_chain 34 (forms 42 to 45, the megakernel's ring filled by

@@ -7,7 +7,9 @@ slot about to be stored (a tile it shares but does not sum), 6 a tile it sums ab
 emitted (its own or the shared one's last), 7 the shared tile's others counted (after its
 wait), 8 its sum emitted, 9 the end of its units; the producer warpgroup's delegate warp
 (role 3) 13 its first barrier met, 10 + wg its count for consumer warpgroup wg released
-(the atomic returned); 15 the SM. Each point is the last time
+(the atomic returned); 15 the SM; the producer's 14 the run the block took, which
+block 0's first consumer's 14 rotates (the launch's input: block b takes run (b + rot) %
+blocks). Each point is the last time
 it was reached. The stamped kernel's time beside the tree's first (CUDA graphs cycling
 weight sets past L2, µs a launch), for what the stamps cost.
     python3 -u time_wgstamp.py        # each mask's wheel in a process of its own, 45 s each
@@ -33,6 +35,17 @@ from timing import gptq_weight, graph_us, same_weight, spread, weight_sets  # no
 import gemm_tma_kernels as main  # noqa: E402
 
 dev = "cuda"
+ROTATIONS = [0, 33, 66, 99]
+
+
+def correlation(p, q):
+    """Pearson's r of two dicts' values over their common keys."""
+    keys = sorted(set(p) & set(q))
+    a, b = [p[k] for k in keys], [q[k] for k in keys]
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    cov = sum((u - ma) * (v - mb) for u, v in zip(a, b))
+    var = (sum((u - ma) ** 2 for u in a) * sum((v - mb) ** 2 for v in b)) ** 0.5 or 1.0
+    return cov / var
 MASKS = [31, 0, 1, 3, 5, 9, 17]
 
 if len(sys.argv) == 1:
@@ -73,9 +86,9 @@ for name, m, k, n, ny in [("QKV", 32, 4096, 6144, 6144), ("O", 32, 4096, 4096, 4
     torch.cuda.synchronize()
     diff = (y.float() - ref).abs().max().item()
     s = stamps.cpu().tolist()
-    blocks = [b for b in s if any(v for r in range(4) for v in b[r][:15])]
+    blocks = [b for b in s if any(v for r in range(4) for v in b[r][:14])]
     # The earliest stamp: the entry where the mask stamps it.
-    t0 = min(v for b in blocks for r in range(4) for v in b[r][:15] if v)
+    t0 = min(v for b in blocks for r in range(4) for v in b[r][:14] if v)
     us = lambda t: (t - t0) / 1e3
     end = max(b[r][9] for b in blocks for r in range(3)) or t0
     print(f"== {name}: M={m} K={k} N={n}: tree {t_main:.1f} us a launch, stamped {t_wgs:.1f} (y diff {diff:.1e}); "
@@ -113,13 +126,32 @@ for name, m, k, n, ny in [("QKV", 32, 4096, 6144, 6144), ("O", 32, 4096, 4096, 4
     stamps.zero_()
     wgs.gptq_gemm_wg32(x, own[1 % len(own)], part, arrivals, y, stamps)
     torch.cuda.synchronize()
-    second = rest([b for b in stamps.cpu().tolist() if any(v for r in range(4) for v in b[r][:15])])
+    second = rest([b for b in stamps.cpu().tolist() if any(v for r in range(4) for v in b[r][:14])])
     sms = sorted(set(first) & set(second))
     if len(sms) > 2:
-        a, b = [first[m] for m in sms], [second[m] for m in sms]
-        ma, mb = sum(a) / len(a), sum(b) / len(b)
-        cov = sum((p - ma) * (q - mb) for p, q in zip(a, b))
-        var = (sum((p - ma) ** 2 for p in a) * sum((q - mb) ** 2 for q in b)) ** 0.5 or 1.0
-        print(f"  each SM's rest of units, two launches: correlation {cov / var:.2f} over {len(sms)} SMs")
+        print(f"  each SM's rest of units, two launches: correlation {correlation(first, second):.2f} over {len(sms)} SMs")
         for label, d in [("first", first), ("second", second)]:
             print(f"  {label} launch, by SM id (0.1 us): " + " ".join(str(round(d[m] * 10)) for m in sms))
+    # The same with each block's run rotated (block b takes run (b + rot) % blocks, the
+    # rotation in stamps[0, 0, 14]): if the slow ones follow the SM whatever its run, an SM's
+    # own rate sets them; if they follow the run, its work (units, lo or follower) does.
+    by_sm, by_run = {}, {}
+    for rot in ROTATIONS:
+        sm_rest, run_rest = {}, {}
+        for _ in range(3):
+            stamps.zero_()
+            stamps[0, 0, 14] = rot
+            wgs.gptq_gemm_wg32(x, own[rot % len(own)], part, arrivals, y, stamps)
+            torch.cuda.synchronize()
+            for b in stamps.cpu().tolist():
+                if all(b[r][9] and b[r][3] for r in range(3)):
+                    t = sum(b[r][9] - b[r][3] for r in range(3)) / 3e3
+                    sm_rest.setdefault(b[0][15], []).append(t)
+                    run_rest.setdefault(b[3][14], []).append(t)
+        by_sm[rot] = {k: sum(v) / len(v) for k, v in sm_rest.items()}
+        by_run[rot] = {k: sum(v) / len(v) for k, v in run_rest.items()}
+        slow = sorted(by_sm[rot], key=lambda k: -by_sm[rot][k])[:8]
+        print(f"  rotation {rot}: slowest SMs " + " ".join(f"{k}:{by_sm[rot][k]:.1f}" for k in slow))
+    for what, table in [("SM", by_sm), ("run", by_run)]:
+        rs = [correlation(table[a], table[b]) for i, a in enumerate(ROTATIONS) for b in ROTATIONS[i + 1:]]
+        print(f"  rest of units by {what} across rotations {ROTATIONS}: correlations " + " ".join(f"{r:.2f}" for r in rs))
