@@ -130,12 +130,13 @@ fn every_launch_of_the_layer_passes_at_b1_b8_and_b32() {
     assert_eq!(picked(1, HIDDEN, 2 * INTERMEDIATE), "gptq_gemv");
     assert_eq!(picked(8, HIDDEN, QKV), "gptq_gemm");
     assert_eq!(picked(32, HIDDEN, QKV), "gptq_gemm_wg32");
-    assert_eq!(picked(32, HQ * D, HIDDEN), "gptq_gemm");
+    assert_eq!(picked(32, HQ * D, HIDDEN), "gptq_gemm_wg32");
+    assert_eq!(picked(8, HQ * D, HIDDEN), "gptq_gemm");
 }
 
 /// The pick's edges, worked out from its rule (docs/decode-layer.md): one row takes
 /// 128-column blocks once they number the SMs (N >= 131 * 128 + 1 on 132 SMs), 17 to 32
-/// rows take the warpgroup kernel from 3 x 2^23 weights where it loads, and every other
+/// rows take the warpgroup kernel from 2^24 weights where it loads, and every other
 /// batch the tensor-core GEMM.
 #[test]
 fn the_projection_pick_changes_kernel_where_its_rule_says() {
@@ -144,9 +145,9 @@ fn the_projection_pick_changes_kernel_where_its_rule_says() {
     // ceil(N / 128) >= 132: N = 131 * 128 + 1 = 16769 is the first.
     assert_eq!(pick(1, HIDDEN, 16768, true), Narrow);
     assert_eq!(pick(1, HIDDEN, 16769, true), Wide);
-    // K N >= 3 * 2^23 = 25165824: 4096 x 6144 is exactly that, 4096 x 6136 short of it.
-    assert_eq!(pick(17, 4096, 6144, true), Warpgroup);
-    assert_eq!(pick(17, 4096, 6136, true), Gemm);
+    // K N >= 2^24 = 16777216: 4096 x 4096 (O) is exactly that, 4096 x 4088 short of it.
+    assert_eq!(pick(17, 4096, 4096, true), Warpgroup);
+    assert_eq!(pick(17, 4096, 4088, true), Gemm);
     for (rows, want) in [
         (2, Gemm),
         (16, Gemm),

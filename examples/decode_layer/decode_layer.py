@@ -27,7 +27,7 @@ PROJECTIONS = ("qkv", "o", "gate_up", "down")
 
 # The weights' elements (K N) from which gptq_gemm_wg32 takes a projection of 17 to 32 rows
 # (examples/decode_layer/layer.rs's WARPGROUP_MIN_WEIGHTS, which says why).
-WARPGROUP_MIN_WEIGHTS = 3 << 23
+WARPGROUP_MIN_WEIGHTS = 1 << 24
 
 
 @functools.lru_cache(maxsize=None)

@@ -479,13 +479,16 @@ impl Step {
 }
 
 /// The weights' elements (K N) from which gptq_gemm_wg32 takes a projection of 17 to 32
-/// rows (3 x 2^23, QKV's 4096 x 6144): at the layer's 32 rows, captured from Python, it is
-/// faster than gptq_gemm on gate/up (4096 x 28672, fused: 30.1 against 42.6 us), down
-/// (14336 x 4096: 20.3 against 26.0) and QKV (14.8 against 15.6), and slower on O (4096 x
-/// 4096: 13.9 against 12.7), whose runs of 2 to 4 stages a block leave its pipeline's fill
-/// unpaid (bench/RESULTS.md, "The decode layer's projections on gptq_gemm_wg32", session
-/// 46; QKV went to it once its words came in boxes of 48).
-pub const WARPGROUP_MIN_WEIGHTS: usize = 3 << 23;
+/// rows (2^24, O's 4096 x 4096: all four of the layer's projections). At the layer's 32
+/// rows, captured from Python on an H200 (session 46), it was faster than gptq_gemm on
+/// gate/up (4096 x 28672, fused: 30.1 against 42.6 us), down (14336 x 4096: 20.3 against
+/// 26.0) and QKV (14.8 against 15.6), and slower on O (13.9 against 12.7), whose runs of 2
+/// to 4 stages a block left its pipeline's fill unpaid (bench/RESULTS.md, "The decode
+/// layer's projections on gptq_gemm_wg32"). Once a shared tile's three warpgroups were
+/// released together (9187b5c), O on it took 1.2 to 1.4 us off the layer's graph at B = 32
+/// on an H100 in two sessions' calls (bench/RESULTS.md, sessions 60 and 61), 1.5 to 2.5 off
+/// its deferred graph; no H200 has been lent since to time it there.
+pub const WARPGROUP_MIN_WEIGHTS: usize = 1 << 24;
 
 /// A scoped thread's result, its panic passed on.
 fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
