@@ -12,7 +12,9 @@
 # twice (bench/RESULTS.md, "The suite and memcheck at 6110ed1"); session 60 ran 9, 20, 24
 # and 20 at 057e033, landed 9187b5c, ran 9, 1, sanitize, 22, 20 and 20 at 7bb01dc, landed
 # 34c97b9 and ran sanitize's gemm_tma, decode and specs binaries there (bench/RESULTS.md,
-# "gptq_gemm_wg32's timeline"). 20 stays the before-and-after check of a kernel
+# "gptq_gemm_wg32's timeline"); session 61 ran 20 and 9 at 34c97b9, landed f18c448 and ran
+# 1, 22, the layer's check and sanitize there (bench/RESULTS.md, "O on gptq_gemm_wg32, the
+# blocks' spread traced to their runs"). 20 stays the before-and-after check of a kernel
 # change, 22 the layer's whole table. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
