@@ -155,3 +155,30 @@ for name, m, k, n, ny in [("QKV", 32, 4096, 6144, 6144), ("O", 32, 4096, 4096, 4
     for what, table in [("SM", by_sm), ("run", by_run)]:
         rs = [correlation(table[a], table[b]) for i, a in enumerate(ROTATIONS) for b in ROTATIONS[i + 1:]]
         print(f"  rest of units by {what} across rotations {ROTATIONS}: correlations " + " ".join(f"{r:.2f}" for r in rs))
+    # Session 61: the runs keep their times over the SMs. What in a run sets it: its
+    # units, a follower's part at its start (a slot stored early), a summed tile at its
+    # end (lo's wait and sums), a last tile narrower than 192 columns. Each run's mean over
+    # the rotations' 12 launches, grouped by those, and the slowest and fastest runs.
+    ks, ns = -(-k // 256), -(-n // 192)
+    units, nb = ks * ns, main.BLOCKS
+    q, r = divmod(units, nb)
+    start = lambda b: b * q + min(b, r)
+    runs = {}
+    for run in range(nb):
+        u0, u1 = start(run), start(run + 1)
+        last = (u1 - 1) // ks
+        runs[run] = (u1 - u0, u0 % ks != 0, last * ks >= u0 and (last + 1) * ks > u1, n - last * 192 < 192)
+    mean = {run: sum(by_run[rot][run] for rot in ROTATIONS) / len(ROTATIONS) for run in runs
+            if all(run in by_run[rot] for rot in ROTATIONS)}
+    groups = {}
+    for run, t in mean.items():
+        groups.setdefault(runs[run], []).append(t)
+    print("  by (units, follower part first, summed tile last, narrow last tile): count, mean, min, max of the rest (us)")
+    for key in sorted(groups):
+        ts = groups[key]
+        print(f"    {key}: {len(ts)}, {sum(ts) / len(ts):.2f}, {min(ts):.2f}, {max(ts):.2f}")
+    order = sorted(mean, key=lambda run: mean[run])
+    fmt = lambda run: f"{run}:{mean[run]:.1f}:{start(run)}-{start(run + 1)}"
+    print("  fastest runs (run:us:units): " + " ".join(fmt(run) for run in order[:10]))
+    print("  slowest runs (run:us:units): " + " ".join(fmt(run) for run in order[-10:]))
+    print("  every run's mean (0.1 us), by run: " + " ".join(str(round(mean[run] * 10)) for run in sorted(mean)))
