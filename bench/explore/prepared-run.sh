@@ -14,7 +14,10 @@
 # 34c97b9 and ran sanitize's gemm_tma, decode and specs binaries there (bench/RESULTS.md,
 # "gptq_gemm_wg32's timeline"); session 61 ran 20 and 9 at 34c97b9, landed f18c448 and ran
 # 1, 22, the layer's check and sanitize there (bench/RESULTS.md, "O on gptq_gemm_wg32, the
-# blocks' spread traced to their runs"). 20 stays the before-and-after check of a kernel
+# blocks' spread traced to their runs"), and left .cache/gpu-staged (f18c448's build) with
+# decode_layer_slotsmem, _normqkv and _spreadsum (bench/explore/slotsmem, normqkv,
+# spreadsum; rebuild each with bench/explore/layer-patched.sh after a new prepared-build.sh)
+# for 20, and gemm_tma_wgs31's wheel for 9. 20 stays the before-and-after check of a kernel
 # change, 22 the layer's whole table. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
@@ -284,14 +287,16 @@ case "${1:-1}" in
     for pass in 1 2; do
         for bin in $layers decode_layer; do
             echo "== $bin bench ($pass)"
-            timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 | tail -12
+            # The rows only: five layers' full tables passed the 12,000 characters a call
+            # returns (session 61).
+            timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 | grep -E 'device copy|CUDA graph|kernel by kernel' | cut -c1-110
         done
     done
     for pass in 1 2; do
         for bin in $benches bench; do
             echo "== $bin ($pass)"
             OUT= timeout 60 bash .gpu/on-device run "$bin" --only embedding,reshape_and_cache,paged_attn \
-                --variants release,twin 2>&1 | grep -E '^\|' | tail -30
+                --variants release,twin 2>&1 | grep -E '^\|' | grep -E 'imac release|CUDA twin' | cut -c1-140
         done
     done
     ;;
