@@ -485,9 +485,9 @@ impl Step {
 /// 26.0) and QKV (14.8 against 15.6), and slower on O (13.9 against 12.7), whose runs of 2
 /// to 4 stages a block left its pipeline's fill unpaid (bench/RESULTS.md, "The decode
 /// layer's projections on gptq_gemm_wg32"). Once a shared tile's three warpgroups were
-/// released together (9187b5c), O on it took 1.2 to 1.4 us off the layer's graph at B = 32
-/// on an H100 in two sessions' calls (bench/RESULTS.md, sessions 60 and 61), 1.5 to 2.5 off
-/// its deferred graph; no H200 has been lent since to time it there.
+/// released together (9187b5c), O on it took 0.1 to 1.2 us (session 60, within the passes'
+/// spread) and 1.3 to 1.4 (session 61) off the layer's graph at B = 32 on an H100, 1.6 to
+/// 2.5 off its deferred graph (bench/RESULTS.md); no H200 has been lent since to time it.
 pub const WARPGROUP_MIN_WEIGHTS: usize = 1 << 24;
 
 /// A scoped thread's result, its panic passed on.
