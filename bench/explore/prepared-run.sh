@@ -287,16 +287,18 @@ case "${1:-1}" in
     for pass in 1 2; do
         for bin in $layers decode_layer; do
             echo "== $bin bench ($pass)"
-            # The rows only: five layers' full tables passed the 12,000 characters a call
-            # returns (session 61).
-            timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 | grep -E 'device copy|CUDA graph|kernel by kernel' | cut -c1-110
+            # Each timing row as B, variant and median: five layers' full tables passed the
+            # 12,000 characters a call returns (session 61).
+            timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 | grep -E 'CUDA graph|kernel by kernel' |
+                awk -F'|' '{ printf "B=%s%s:%s\n", $2, $6, $7 }' | tr -s ' '
         done
     done
     for pass in 1 2; do
         for bin in $benches bench; do
             echo "== $bin ($pass)"
             OUT= timeout 60 bash .gpu/on-device run "$bin" --only embedding,reshape_and_cache,paged_attn \
-                --variants release,twin 2>&1 | grep -E '^\|' | grep -E 'imac release|CUDA twin' | cut -c1-140
+                --variants release,twin 2>&1 | grep -E 'imac release|CUDA twin' |
+                awk -F'|' '{ printf "%s%s:%s\n", $2, $4, $5 }' | tr -s ' '
         done
     done
     ;;
