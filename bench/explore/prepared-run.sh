@@ -17,7 +17,9 @@
 # blocks' spread traced to their runs"), and left .cache/gpu-staged (f18c448's build) with
 # decode_layer_slotsmem, _normqkv and _spreadsum (bench/explore/slotsmem, normqkv,
 # spreadsum; rebuild each with bench/explore/layer-patched.sh after a new prepared-build.sh)
-# for 20, and gemm_tma_wgs31's wheel for 9. 20 stays the before-and-after check of a kernel
+# for 20, and gemm_tma_wgs31's wheel for 9; session 62 (no GPU lent) added
+# decode_layer_pdllate (bench/explore/pdllate), which 20 times with IMA_PDL=1, plain and 0
+# (stage with NO_BEFORE=1 to leave the previous build's layer out). 20 stays the before-and-after check of a kernel
 # change, 22 the layer's whole table. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
@@ -286,11 +288,21 @@ case "${1:-1}" in
     done
     for pass in 1 2; do
         for bin in $layers decode_layer; do
-            echo "== $bin bench ($pass)"
-            # Each timing row as B, variant and median: five layers' full tables passed the
-            # 12,000 characters a call returns (session 61).
-            timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 | grep -E 'CUDA graph|kernel by kernel' |
-                awk -F'|' '{ printf "B=%s%s:%s\n", $2, $6, $7 }' | tr -s ' '
+            # decode_layer_pdllate (bench/explore/pdllate) with its graphs' programmatic
+            # edges into every kernel (IMA_PDL=1), into all but the cooperative ones (plain)
+            # and none (0: the entry points' waits and triggers alone).
+            modes=-
+            [ "$bin" = decode_layer_pdllate ] && modes="1 plain 0"
+            for mode in $modes; do
+                vars=()
+                [ "$mode" = - ] || vars=("IMA_PDL=$mode")
+                echo "== $bin ${vars[*]} bench ($pass)"
+                # Each timing row as B, variant and median: five layers' full tables passed
+                # the 12,000 characters a call returns (session 61).
+                env "${vars[@]}" timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 |
+                    grep -E 'CUDA graph|kernel by kernel' |
+                    awk -F'|' '{ printf "B=%s%s:%s\n", $2, $6, $7 }' | tr -s ' '
+            done
         done
     done
     for pass in 1 2; do

@@ -58,11 +58,15 @@ case "${1:?prepared-stage.sh N|sanitize}" in
 20)
     bins '^(decode_layer.*|bench)$'
     rm -rf .gpu/wheels
-    before=.cache/gpu-before
-    [ -d "$before" ] || { echo "prepared-stage.sh: no $before (prepared-build.sh keeps it)" >&2; exit 1; }
-    ln "$before/bin/bench" .gpu/bin/bench_before
-    ln "$before/bin/decode_layer" .gpu/bin/decode_layer_before
-    cp "$before/commit" .gpu/before-commit
+    # NO_BEFORE=1 leaves the previous build's layer out (when its code is the tree's, or
+    # the call's time is wanted for the patched layers).
+    if [ -z "${NO_BEFORE:-}" ]; then
+        before=.cache/gpu-before
+        [ -d "$before" ] || { echo "prepared-stage.sh: no $before (prepared-build.sh keeps it)" >&2; exit 1; }
+        ln "$before/bin/bench" .gpu/bin/bench_before
+        ln "$before/bin/decode_layer" .gpu/bin/decode_layer_before
+        cp "$before/commit" .gpu/before-commit
+    fi
     ;;
 18 | 19)
     bins '^decode_layer'
