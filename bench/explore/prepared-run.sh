@@ -18,8 +18,9 @@
 # decode_layer_slotsmem, _normqkv and _spreadsum (bench/explore/slotsmem, normqkv,
 # spreadsum; rebuild each with bench/explore/layer-patched.sh after a new prepared-build.sh)
 # for 20, and gemm_tma_wgs31's wheel for 9; session 62 (no GPU lent) added
-# decode_layer_pdllate (bench/explore/pdllate), which 20 times with IMA_PDL=1, plain and 0
-# (stage with NO_BEFORE=1 to leave the previous build's layer out). 20 stays the before-and-after check of a kernel
+# call 25: the tree's layer beside decode_layer_pdllate, _pdlw4 and _pdlw2
+# (bench/explore/pdllate, pdlwords), each by IMA_PDL's modes, as 20 runs its layers; and
+# NO_BEFORE=1 for prepared-stage.sh 20, which leaves the previous build's layer out. 20 stays the before-and-after check of a kernel
 # change, 22 the layer's whole table. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
@@ -268,7 +269,7 @@ case "${1:-1}" in
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/stream_kernels-*.whl || exit 1
     (cd bench/explore/stream && PYTHONPATH=$site timeout 300 python3 -u time_stream.py 2>&1 | tail -8)
     ;;
-20)
+20 | 25)
     cat .gpu/before-commit .gpu/commit 2>/dev/null | paste -sd' ' | sed 's/^/before, after: /'
     precompiled
     # Every baseline staged (decode_layer_before, and any other decode_layer_*), then the tree's.
@@ -288,11 +289,16 @@ case "${1:-1}" in
     done
     for pass in 1 2; do
         for bin in $layers decode_layer; do
-            # decode_layer_pdllate (bench/explore/pdllate) with its graphs' programmatic
-            # edges into every kernel (IMA_PDL=1), into all but the cooperative ones (plain)
-            # and none (0: the entry points' waits and triggers alone).
-            modes=-
-            [ "$bin" = decode_layer_pdllate ] && modes="1 plain 0"
+            # The programmatic-launch layers (bench/explore/pdllate, pdlwords) by IMA_PDL:
+            # programmatic edges into every kernel (1), the same with no node cooperative
+            # (nocoop), into all but the cooperative ones (plain), none (0: the entry
+            # points' waits and triggers alone).
+            case $bin in
+            decode_layer_pdllate) modes="1 0" ;;
+            decode_layer_pdlw4) modes="1 plain nocoop" ;;
+            decode_layer_pdlw2) modes=1 ;;
+            *) modes=- ;;
+            esac
             for mode in $modes; do
                 vars=()
                 [ "$mode" = - ] || vars=("IMA_PDL=$mode")
@@ -305,6 +311,7 @@ case "${1:-1}" in
             done
         done
     done
+    [ -x .gpu/bin/bench ] || exit 0
     for pass in 1 2; do
         for bin in $benches bench; do
             echo "== $bin ($pass)"

@@ -57,6 +57,7 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     ;;
 20)
     bins '^(decode_layer.*|bench)$'
+    rm -f .gpu/bin/decode_layer_pdl*
     rm -rf .gpu/wheels
     # NO_BEFORE=1 leaves the previous build's layer out (when its code is the tree's, or
     # the call's time is wanted for the patched layers).
@@ -67,6 +68,12 @@ case "${1:?prepared-stage.sh N|sanitize}" in
         ln "$before/bin/decode_layer" .gpu/bin/decode_layer_before
         cp "$before/commit" .gpu/before-commit
     fi
+    ;;
+25)
+    # The tree's layer and the programmatic-launch ones (bench/explore/pdllate, pdlwords),
+    # run as call 20 runs its layers.
+    bins '^decode_layer(_pdl.*)?$'
+    rm -rf .gpu/wheels
     ;;
 18 | 19)
     bins '^decode_layer'
