@@ -13,7 +13,7 @@ staged=.cache/gpu-staged
 rm -rf .gpu
 cp -al "$staged" .gpu
 # The layers' precompiled modules: only the calls that run the layer carry them.
-case "${1:-}" in 20 | 22 | 23) ;; *) rm -f .gpu/ptx.tar.xz ;; esac
+case "${1:-}" in 20 | 22 | 23 | 25) ;; *) rm -f .gpu/ptx.tar.xz ;; esac
 wheels() { # keeps only the wheels named (NAME_kernels)
     for w in .gpu/wheels/*.whl; do
         local n keep=
