@@ -18,8 +18,9 @@
 # decode_layer_slotsmem, _normqkv and _spreadsum (bench/explore/slotsmem, normqkv,
 # spreadsum; rebuild each with bench/explore/layer-patched.sh after a new prepared-build.sh)
 # for 20, and gemm_tma_wgs31's wheel for 9; session 62 (no GPU lent) added
-# call 25: the tree's layer beside decode_layer_pdllate, _pdlw4 and _pdlw2
-# (bench/explore/pdllate, pdlwords), each by IMA_PDL's modes, as 20 runs its layers; and
+# call 25: the tree's layer beside decode_layer_pdllate, _pdlw4, _pdlattn and _pdlattne
+# (bench/explore/pdllate, pdlwords, pdlattn), each by IMA_PDL's modes, as 20 runs its
+# layers (_pdlw2, IMA_PDL_EARLY 2, is staged but left out: time it if pdlw4 gains); and
 # NO_BEFORE=1 for prepared-stage.sh 20, which leaves the previous build's layer out. 20 stays the before-and-after check of a kernel
 # change, 22 the layer's whole table. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
@@ -279,24 +280,40 @@ case "${1:-1}" in
     # spent 45 to 70 s a binary there, and printed nothing before its timeout), which the
     # benches then find in the cache. The checks run at once: NVRTC takes a core a module,
     # five a binary, and the machine has 16; what they time is the benches'.
+    declare -A pids programmatic
     for bin in $layers decode_layer; do
         timeout 200 bash .gpu/on-device run "$bin" check > "/tmp/check-$bin.log" 2>&1 &
+        pids[$bin]=$!
     done
-    wait
     for bin in $layers decode_layer; do
-        echo "== $bin check"
+        rc=0
+        wait "${pids[$bin]}" || rc=$?
+        echo "== $bin check (rc=$rc)"
         tail -4 "/tmp/check-$bin.log"
+        # A programmatic-launch layer whose graphs failed with every kernel node on a
+        # programmatic edge (IMA_PDL unset: 1) is checked and timed with no node
+        # cooperative instead (nocoop), in case the driver refuses a programmatic edge
+        # into a cooperative node.
+        programmatic[$bin]=1
+        if [ "$rc" != 0 ] && [[ $bin == decode_layer_pdl* ]]; then
+            rc=0
+            IMA_PDL=nocoop timeout 200 bash .gpu/on-device run "$bin" check > "/tmp/check-$bin.log" 2>&1 || rc=$?
+            echo "== $bin check, IMA_PDL=nocoop (rc=$rc)"
+            tail -4 "/tmp/check-$bin.log"
+            programmatic[$bin]=nocoop
+        fi
     done
     for pass in 1 2; do
         for bin in $layers decode_layer; do
-            # The programmatic-launch layers (bench/explore/pdllate, pdlwords) by IMA_PDL:
-            # programmatic edges into every kernel (1), the same with no node cooperative
-            # (nocoop), into all but the cooperative ones (plain), none (0: the entry
-            # points' waits and triggers alone).
+            # The programmatic-launch layers (bench/explore/pdllate, pdlwords, pdlattn) by
+            # IMA_PDL: programmatic edges into every kernel (1, or nocoop as the check
+            # chose), into all but the cooperative ones (plain), none (0: the entry points'
+            # waits and triggers alone).
+            one=${programmatic[$bin]}
             case $bin in
-            decode_layer_pdllate) modes="1 0" ;;
-            decode_layer_pdlw4) modes="1 plain nocoop" ;;
-            decode_layer_pdlw2) modes=1 ;;
+            decode_layer_pdllate) modes="$one 0" ;;
+            decode_layer_pdlw4) modes="$one plain" ;;
+            decode_layer_pdl*) modes=$one ;;
             *) modes=- ;;
             esac
             for mode in $modes; do

@@ -70,9 +70,9 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     fi
     ;;
 25)
-    # The tree's layer and the programmatic-launch ones (bench/explore/pdllate, pdlwords),
-    # run as call 20 runs its layers.
-    bins '^decode_layer(_pdl.*)?$'
+    # The tree's layer and the programmatic-launch ones (bench/explore/pdllate, pdlwords,
+    # pdlattn), run as call 20 runs its layers.
+    bins '^decode_layer(_pdl(late|w4|attn|attne))?$'
     rm -rf .gpu/wheels
     ;;
 18 | 19)
