@@ -17,12 +17,12 @@
 # blocks' spread traced to their runs"), and left .cache/gpu-staged (f18c448's build) with
 # decode_layer_slotsmem, _normqkv and _spreadsum (bench/explore/slotsmem, normqkv,
 # spreadsum; rebuild each with bench/explore/layer-patched.sh after a new prepared-build.sh)
-# for 20, and gemm_tma_wgs31's wheel for 9; session 62 (no GPU lent) added call 25: the
-# tree's layer beside decode_layer_pdllate, _pdlw4, _pdlattn, _pdlattne and _pdlnorm
-# (bench/explore/pdllate, pdlwords, pdlattn, pdlnorm), each by IMA_PDL's modes, as 20
-# runs its layers (_pdlw2, IMA_PDL_EARLY 2, is staged but left out: time it if pdlw4
-# gains); and NO_BEFORE=1 for prepared-stage.sh 20, which leaves the previous build's
-# layer out. 20 stays the before-and-after check of a kernel change, 22 the layer's whole
+# for 20, and gemm_tma_wgs31's wheel for 9; session 62 added call 25: the tree's layer
+# beside decode_layer_pdllate, _pdlw4, _pdlattn, _pdlattne and _pdlnorm
+# (bench/explore/pdllate, pdlwords, pdlattn, pdlnorm), each by IMA_PDL's modes, as 20 runs
+# its layers, and ran it once (bench/RESULTS.md, session 62); 25 now stages the tree's,
+# pdllate and bench/explore/pdlattn2's pdla and pdlb; and NO_BEFORE=1 for
+# prepared-stage.sh 20, which leaves the previous build's layer out. 20 stays the before-and-after check of a kernel change, 22 the layer's whole
 # table. Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
