@@ -72,7 +72,7 @@ case "${1:?prepared-stage.sh N|sanitize}" in
 25)
     # The tree's layer and the programmatic-launch ones (bench/explore/pdllate, pdlwords,
     # pdlattn, pdlnorm), run as call 20 runs its layers.
-    bins '^decode_layer(_pdl(late|a|b))?$'
+    bins '^decode_layer(_pdl(late|a|b|w4|w4x))?$'
     rm -rf .gpu/wheels
     ;;
 18 | 19)
