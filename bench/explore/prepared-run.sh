@@ -23,8 +23,9 @@
 # its layers, and ran it once (bench/RESULTS.md, session 62); 25 now stages the tree's,
 # pdllate, pdlw4, bench/explore/pdlattn2's pdla and pdlb and bench/explore/pdlw4x's layer
 # (session 61's spreadsum and slotsmem fit beside them, hard-linked into .gpu/bin by hand);
-# and NO_BEFORE=1 for prepared-stage.sh 20, which leaves the previous build's layer out. 20 stays the before-and-after check of a kernel change, 22 the layer's whole
-# table. Session 36 ran calls 1 and 2 at 738cc26,
+# and NO_BEFORE=1 for prepared-stage.sh 20, which leaves the previous build's layer out.
+# 20 stays the before-and-after check of a kernel change, 22 the layer's whole table.
+# Session 36 ran calls 1 and 2 at 738cc26,
 # session 38 calls 1 and 3 at bb51e88 (bench/RESULTS.md, "Four quarters' registers"); the
 # calls whose explorers have since been run or dropped say so:
 #   bash bench/explore/prepared-run.sh 1: the whole GPU suite but the fuzzer and the

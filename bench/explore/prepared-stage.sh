@@ -71,7 +71,8 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     ;;
 25)
     # The tree's layer and the programmatic-launch ones (bench/explore/pdllate, pdlwords,
-    # pdlattn, pdlnorm), run as call 20 runs its layers.
+    # pdlattn2, pdlw4x; session 62 ran pdlattn's and pdlnorm's too), run as call 20 runs
+    # its layers.
     bins '^decode_layer(_pdl(late|a|b|w4|w4x))?$'
     rm -rf .gpu/wheels
     ;;
