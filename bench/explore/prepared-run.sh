@@ -21,8 +21,9 @@
 # beside decode_layer_pdllate, _pdlw4, _pdlattn, _pdlattne and _pdlnorm
 # (bench/explore/pdllate, pdlwords, pdlattn, pdlnorm), each by IMA_PDL's modes, as 20 runs
 # its layers, and ran it once (bench/RESULTS.md, session 62); 25 now stages the tree's,
-# pdllate, pdlw4, bench/explore/pdlattn2's pdla and pdlb and bench/explore/pdlw4x's layer
-# (session 61's spreadsum and slotsmem fit beside them, hard-linked into .gpu/bin by hand);
+# pdllate, pdlw4, bench/explore/pdlattn2's pdla and pdlb, bench/explore/pdlw4x's and
+# bench/explore/pdlspread's layers (session 61's spreadsum fits beside them, hard-linked
+# into .gpu/bin by hand, for 61 MiB with the tree);
 # and NO_BEFORE=1 for prepared-stage.sh 20, which leaves the previous build's layer out.
 # 20 stays the before-and-after check of a kernel change, 22 the layer's whole table.
 # Session 36 ran calls 1 and 2 at 738cc26,

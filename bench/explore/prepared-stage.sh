@@ -71,9 +71,9 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     ;;
 25)
     # The tree's layer and the programmatic-launch ones (bench/explore/pdllate, pdlwords,
-    # pdlattn2, pdlw4x; session 62 ran pdlattn's and pdlnorm's too), run as call 20 runs
-    # its layers.
-    bins '^decode_layer(_pdl(late|a|b|w4|w4x))?$'
+    # pdlattn2, pdlw4x, pdlspread; session 62 ran pdlattn's and pdlnorm's too), run as
+    # call 20 runs its layers.
+    bins '^decode_layer(_pdl(late|a|b|w4|w4x|spread))?$'
     rm -rf .gpu/wheels
     ;;
 18 | 19)
