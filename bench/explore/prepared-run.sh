@@ -317,6 +317,7 @@ case "${1:-1}" in
             case $bin in
             decode_layer_pdllate) modes="$one 0" ;;
             decode_layer_pdlw4) modes="$one plain" ;;
+            decode_layer_pdlpre2) modes="$one 0" ;;
             decode_layer_pdl*) modes=$one ;;
             *) modes=- ;;
             esac

@@ -70,10 +70,11 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     fi
     ;;
 25)
-    # The tree's layer and the programmatic-launch ones (bench/explore/pdllate, pdlwords,
-    # pdlattn2, pdlw4x, pdlspread; session 62 ran pdlattn's and pdlnorm's too), run as
-    # call 20 runs its layers.
-    bins '^decode_layer(_pdl(late|a|b|w4|w4x|spread))?$'
+    # The tree's layer and the programmatic-launch ones (bench/explore/pdlattn2,
+    # pdlspread, pdlpre) beside session 61's spreadsum, run as call 20 runs its layers
+    # (session 62 ran pdllate's, pdlw4's, pdlattn's and pdlnorm's; pdlw4x is built, and
+    # left out for the 64 MB a call carries).
+    bins '^decode_layer(_pdl(a|b|spread|pre|pre2)|_spreadsum)?$'
     rm -rf .gpu/wheels
     ;;
 18 | 19)
