@@ -74,7 +74,7 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     # pdlspread, pdlpre) beside session 61's spreadsum, run as call 20 runs its layers
     # (session 62 ran pdllate's, pdlw4's, pdlattn's and pdlnorm's; pdlw4x is built, and
     # left out for the 64 MB a call carries).
-    bins '^decode_layer(_pdl(a|b|spread|pre|pre2)|_spreadsum)?$'
+    bins '^decode_layer(_pdl(a|b|spread|pre|pre2|pre3)|_spreadsum)?$'
     rm -rf .gpu/wheels
     ;;
 18 | 19)
