@@ -13,7 +13,7 @@ staged=.cache/gpu-staged
 rm -rf .gpu
 cp -al "$staged" .gpu
 # The layers' precompiled modules: only the calls that run the layer carry them.
-case "${1:-}" in 20 | 22 | 23 | 25) ;; *) rm -f .gpu/ptx.tar.xz ;; esac
+case "${1:-}" in 20 | 22 | 23 | 25 | 26) ;; *) rm -f .gpu/ptx.tar.xz ;; esac
 wheels() { # keeps only the wheels named (NAME_kernels)
     for w in .gpu/wheels/*.whl; do
         local n keep=
@@ -75,6 +75,11 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     # (session 62 ran pdllate's, pdlw4's, pdlattn's and pdlnorm's; pdlw4x is built, and
     # left out for the 64 MB a call carries).
     bins '^decode_layer(_pdl(a|b|spread|pre|pre2|pre3)|_spreadsum)?$'
+    rm -rf .gpu/wheels
+    ;;
+26)
+    # The tree's layer, pdlb and bench/explore/pdlpre's pdlc and pdlcnc (session 63).
+    bins '^decode_layer(_pdl(b|c|cnc))?$'
     rm -rf .gpu/wheels
     ;;
 18 | 19)
