@@ -20,10 +20,10 @@
 # for 20, and gemm_tma_wgs31's wheel for 9; session 62 added call 25: the tree's layer
 # beside decode_layer_pdllate, _pdlw4, _pdlattn, _pdlattne and _pdlnorm
 # (bench/explore/pdllate, pdlwords, pdlattn, pdlnorm), each by IMA_PDL's modes, as 20 runs
-# its layers, and ran it once (bench/RESULTS.md, session 62); 25 now stages the tree's,
-# pdllate, pdlw4, bench/explore/pdlattn2's pdla and pdlb, bench/explore/pdlw4x's and
-# bench/explore/pdlspread's layers (session 61's spreadsum fits beside them, hard-linked
-# into .gpu/bin by hand, for 61 MiB with the tree);
+# its layers, and ran it once (bench/RESULTS.md, session 62); session 63 ran 25 with the
+# tree's, bench/explore/pdlattn2's pdla and pdlb, pdlspread's, bench/explore/pdlpre's
+# pdlpre, pdlpre2 and pdlpre3, and session 61's spreadsum (bench/RESULTS.md, session 63),
+# and added 26 (the tree's, pdlb, and pdlpre's pdlc and pdlcnc; not yet run);
 # and NO_BEFORE=1 for prepared-stage.sh 20, which leaves the previous build's layer out.
 # 20 stays the before-and-after check of a kernel change, 22 the layer's whole table.
 # Session 36 ran calls 1 and 2 at 738cc26,

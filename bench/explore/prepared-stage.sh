@@ -72,8 +72,8 @@ case "${1:?prepared-stage.sh N|sanitize}" in
 25)
     # The tree's layer and the programmatic-launch ones (bench/explore/pdlattn2,
     # pdlspread, pdlpre) beside session 61's spreadsum, run as call 20 runs its layers
-    # (session 62 ran pdllate's, pdlw4's, pdlattn's and pdlnorm's; pdlw4x is built, and
-    # left out for the 64 MB a call carries).
+    # (session 62 ran pdllate's, pdlw4's, pdlattn's and pdlnorm's; session 63 ran these;
+    # pdlw4x is built, and left out for the 64 MB a call carries).
     bins '^decode_layer(_pdl(a|b|spread|pre|pre2|pre3)|_spreadsum)?$'
     rm -rf .gpu/wheels
     ;;
@@ -97,7 +97,7 @@ case "${1:?prepared-stage.sh N|sanitize}" in
     wheels decode paged gemm quant gemm_tma kvpf
     ;;
 *)
-    echo "prepared-stage.sh: no call $1 (1, 2, 9, 14, 16 to 20, 22 to 24, sanitize)" >&2
+    echo "prepared-stage.sh: no call $1 (1, 2, 9, 14, 16 to 20, 22 to 26, sanitize)" >&2
     exit 1
     ;;
 esac
