@@ -7,7 +7,10 @@
 //! a planted out-of-bounds read inside a replayed graph reported with the kernel's name and
 //! its node, deferred to the next replay or `check`, or at the replay in wait mode; copies
 //! and fills with zeros between kernels, in node order, updated, in sync mode, and refused
-//! when they break their checks; launches captured through the stubs' `launch_in`.
+//! when they break their checks; launches captured through the stubs' `launch_in`; kernels
+//! with `early` arguments started early by programmatic edges, waiting for the slow kernel
+//! ahead in every replay, and kept to ordinary edges where a node ahead writes what they
+//! read early.
 //! (A device fault in a sync-mode replay: runtime/tests/gpu_graph_fault.rs.)
 //! `cargo test --test graph_gpu -- --ignored`, and under compute-sanitizer memcheck with
 //! `--padding`.
@@ -27,6 +30,10 @@ mod transpose_spec {
 #[allow(dead_code)]
 mod planted {
     include!("out/planted_bugs.rs");
+}
+#[allow(dead_code)]
+mod early_spec {
+    include!("out/early.rs");
 }
 
 mod common;
@@ -757,5 +764,184 @@ fn launches_captured_through_the_stubs_replay_equal_to_the_host_reference() {
         &rms_normed(&x_h, &w_h, 0.5),
         "after the graph",
     );
+    ctx.check_err().unwrap();
+}
+
+/// Programmatic edges are on: a device of sm_90 or later, and `IMA_PROGRAMMATIC_LAUNCH`
+/// not 0 (runtime/src/programmatic.rs).
+fn programmatic_launch(ctx: &CudaContext) -> bool {
+    ctx.compute_capability().unwrap().0 >= 9
+        && std::env::var("IMA_PROGRAMMATIC_LAUNCH").map_or(true, |v| v.trim() != "0")
+}
+
+/// tests/in/early.ima's chain on the host: each step x + 1, then halved plus the table.
+/// Small integers, halves and quarters: exact in f32.
+fn early_chain(x: &[f32], table: &[f32], steps: usize) -> Vec<f32> {
+    let mut v = x.to_vec();
+    for _ in 0..steps {
+        for (e, t) in v.iter_mut().zip(table) {
+            *e = (*e + 1.0) * 0.5 + t;
+        }
+    }
+    v
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn kernels_that_start_early_wait_for_the_slow_kernel_ahead_in_every_replay() {
+    let (ctx, stream) = setup();
+    let k = early_spec::Kernels::load(&ctx).unwrap();
+    let (n, steps) = (5000, 4);
+    let xs_h: [Vec<f32>; 2] = [
+        (0..n).map(|i| (i % 97) as f32).collect(),
+        (0..n).map(|i| (i % 31) as f32 + 7.0).collect(),
+    ];
+    let table_h: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.25).collect();
+    let xs = [
+        Tensor::from_host(&stream, &xs_h[0], &[n]).unwrap(),
+        Tensor::from_host(&stream, &xs_h[1], &[n]).unwrap(),
+    ];
+    let table = Tensor::from_host(&stream, &table_h, &[n]).unwrap();
+    let mut bufs: Vec<Tensor<f32>> = (0..2 * steps)
+        .map(|_| Tensor::full(&stream, f32::NAN, &[n]).unwrap())
+        .collect();
+    // About 10 µs a block of the slow kernel: the kernel after it starts long before.
+    let cycles = [Scalar::I64(20_000)];
+
+    let mut graph = Graph::new(&stream).unwrap();
+    let x_args = [graph.read(&xs[0]), graph.read(&xs[1])];
+    let tab = graph.read(&table);
+    let b: Vec<_> = bufs.iter_mut().map(|t| graph.write(t)).collect();
+    // Every intermediate zeroed first: a kernel that read one before the kernel ahead
+    // wrote it would read zeros, not the last replay's values.
+    for &t in &b {
+        graph.zero(t).unwrap();
+    }
+    let mut first = None;
+    let mut input = x_args[0];
+    for s in 0..steps {
+        let slow = graph
+            .launch(k.add_one_slowly.kernel(), &[input, b[2 * s]], &cycles)
+            .unwrap();
+        first.get_or_insert(slow);
+        let halve = graph
+            .launch(
+                k.halve_and_add.kernel(),
+                &[tab, b[2 * s], b[2 * s + 1]],
+                &[],
+            )
+            .unwrap();
+        // Only the kernel with early arguments starts early, after a kernel node.
+        assert!(
+            !graph.starts_early(slow).unwrap(),
+            "step {s}: add_one_slowly"
+        );
+        assert_eq!(
+            graph.starts_early(halve).unwrap(),
+            programmatic_launch(&ctx),
+            "step {s}: halve_and_add"
+        );
+        input = b[2 * s + 1];
+    }
+    let first = first.unwrap();
+    for replay in 0..60 {
+        let which = replay % 2;
+        graph
+            .update(first, &[x_args[which], b[0]], &cycles)
+            .unwrap();
+        graph.replay(&stream).unwrap();
+        let got = graph.to_host::<f32>(b[2 * steps - 1], &stream).unwrap();
+        let want = early_chain(&xs_h[which], &table_h, steps);
+        let bad = got
+            .iter()
+            .zip(&want)
+            .position(|(g, w)| g.to_bits() != w.to_bits());
+        assert!(
+            bad.is_none(),
+            "replay {replay}: element {bad:?} of {n}: got {got:?}"
+        );
+    }
+    graph.check().unwrap();
+    drop(graph);
+    ctx.check_err().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_kernel_whose_early_argument_a_node_ahead_writes_keeps_an_ordinary_edge() {
+    let (ctx, stream) = setup();
+    let k = early_spec::Kernels::load(&ctx).unwrap();
+    let n = 3000;
+    let x_h: Vec<f32> = (0..n).map(|i| (i % 53) as f32).collect();
+    let table_h: Vec<f32> = (0..n).map(|i| (i % 5) as f32 * 0.5).collect();
+    let x = Tensor::from_host(&stream, &x_h, &[n]).unwrap();
+    let table_src = Tensor::from_host(&stream, &table_h, &[n]).unwrap();
+    let mut table = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
+    let mut mid = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
+    let mut out = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
+    let cycles = [Scalar::I64(20_000)];
+
+    let mut graph = Graph::new(&stream).unwrap();
+    let (xa, src) = (graph.read(&x), graph.read(&table_src));
+    let (tab, m, o) = (
+        graph.write(&mut table),
+        graph.write(&mut mid),
+        graph.write(&mut out),
+    );
+    // The table is written by a copy ahead: the kernel that reads it early must not start
+    // before that copy, or any node after it, has finished.
+    graph.copy(src, tab).unwrap();
+    graph
+        .launch(k.add_one_slowly.kernel(), &[xa, m], &cycles)
+        .unwrap();
+    let halve = graph
+        .launch(k.halve_and_add.kernel(), &[tab, m, o], &[])
+        .unwrap();
+    assert!(!graph.starts_early(halve).unwrap());
+    for replay in 0..20 {
+        graph.replay(&stream).unwrap();
+        let got = graph.to_host::<f32>(o, &stream).unwrap();
+        assert_eq!(got, early_chain(&x_h, &table_h, 1), "replay {replay}");
+    }
+    drop(graph);
+
+    // Started early at capture, then an update makes the slow kernel ahead write the
+    // table: the edge turns ordinary, and the next replays read the table it wrote.
+    let mut table = Tensor::from_host(&stream, &table_h, &[n]).unwrap();
+    let mut graph = Graph::new(&stream).unwrap();
+    let xa = graph.read(&x);
+    let (tab, m, o) = (
+        graph.write(&mut table),
+        graph.write(&mut mid),
+        graph.write(&mut out),
+    );
+    let slow = graph
+        .launch(k.add_one_slowly.kernel(), &[xa, m], &cycles)
+        .unwrap();
+    let halve = graph
+        .launch(k.halve_and_add.kernel(), &[tab, m, o], &[])
+        .unwrap();
+    assert_eq!(
+        graph.starts_early(halve).unwrap(),
+        programmatic_launch(&ctx)
+    );
+    graph.replay(&stream).unwrap();
+    assert_eq!(
+        graph.to_host::<f32>(o, &stream).unwrap(),
+        early_chain(&x_h, &table_h, 1)
+    );
+    graph.update(slow, &[xa, tab], &cycles).unwrap();
+    assert!(!graph.starts_early(halve).unwrap());
+    for replay in 0..20 {
+        graph.replay(&stream).unwrap();
+        // table = x + 1 (this replay's), mid = x + 1 (the first replay's).
+        let want: Vec<f32> = x_h.iter().map(|v| (v + 1.0) * 0.5 + (v + 1.0)).collect();
+        assert_eq!(
+            graph.to_host::<f32>(o, &stream).unwrap(),
+            want,
+            "replay {replay}"
+        );
+    }
+    drop(graph);
     ctx.check_err().unwrap();
 }

@@ -120,6 +120,8 @@ struct KernelCu {
     cluster: Option<[u32; 3]>,
     /// The largest alignment of its shared arrays, in bytes (16 unless one asks for more).
     smem_align: u64,
+    /// [`ir::Kernel::starts_early`]: every thread waits for the grids ahead before it exits.
+    starts_early: bool,
 }
 
 enum ArgCu {
@@ -140,6 +142,8 @@ struct PlainCu {
     dims: String,
     layout_note: String,
     pointee: String,
+    /// `restrict`'s qualifier of its pointer.
+    restrict: &'static str,
     stride_fields: String,
     extent_fields: String,
     element_ref: String,
@@ -323,7 +327,12 @@ fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
 
 fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     let index = contract_index(k);
-    let args: Vec<ArgCu> = k.args.iter().zip(&index).map(|(a, &i)| arg(a, i)).collect();
+    let args: Vec<ArgCu> = k
+        .args
+        .iter()
+        .zip(&index)
+        .map(|(a, &i)| arg(k, a, i))
+        .collect();
     let symbols: Vec<&str> = k.symbols.iter().map(|s| s.name.as_str()).collect();
 
     // run()'s parameters: accessors, symbols, params, the record. body() gets the
@@ -352,6 +361,9 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
             .iter()
             .map(|a| format!("const {}_t<I, IMA_CHECKED> {}", a.name, a.name)),
     );
+    // A kernel that starts early waits where its body says (ima.cuh's ImaWaitForInputs).
+    let wait = k.starts_early().then_some("ima_wait_for_inputs");
+    body_params.extend(wait.map(|w| format!("const ImaWaitForInputs {w}")));
     body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
     let rank = k.launch.indices().len();
 
@@ -362,6 +374,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         .chain(symbols.iter().map(|s| s.to_string()))
         .chain(k.params.iter().map(|p| p.name.clone()))
         .chain(k.shared.iter().map(|a| a.name.clone()))
+        .chain(wait.map(|_| "ImaWaitForInputs{}".to_string()))
         // The loop's decoded indices, `ima_i`, hold the innermost first.
         .chain((0..rank).rev().map(|d| format!("ima_i[{d}]")))
         .collect();
@@ -428,6 +441,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         sm90a_use: abi.sm90a_use(),
         cluster: k.launch.cluster(),
         smem_align: k.shared.iter().map(|a| a.align).max().unwrap_or(16),
+        starts_early: k.starts_early(),
         launch,
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
@@ -557,14 +571,28 @@ fn row_major_offset(rank: usize, index: impl Fn(usize) -> String) -> String {
     })
 }
 
-fn arg(a: &ir::TensorArg, index: usize) -> ArgCu {
+fn arg(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> ArgCu {
     match &a.quant {
-        None => ArgCu::Plain(plain(a, index)),
-        Some(q) => ArgCu::Quant(quant(a, q, index)),
+        None => ArgCu::Plain(plain(k, a, index)),
+        Some(q) => ArgCu::Quant(quant(a, q, index, restrict(k, a))),
     }
 }
 
-fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
+/// The qualifier of an argument's pointers, in its entry point's parameters and its
+/// accessor: `__restrict__`, except on an input a kernel that starts early reads after its
+/// wait. A `const __restrict__` pointer lets NVVM load by `ld.global.nc`, whose contract
+/// (nothing writes the memory while the grid runs) lets ptxas move the load across
+/// `griddepcontrol.wait`, and it did, both ways (bench/explore/pdlpre's README): above
+/// the wait, such a load would read what the grid ahead has not written yet.
+fn restrict(k: &ir::Kernel, a: &ir::TensorArg) -> &'static str {
+    if k.starts_early() && !a.early && a.role == Role::In {
+        ""
+    } else {
+        " __restrict__"
+    }
+}
+
+fn plain(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> PlainCu {
     let ty = c_type(a.dtype);
     let writes = a.role != Role::In;
     let rank = a.rank();
@@ -596,6 +624,7 @@ fn plain(a: &ir::TensorArg, index: usize) -> PlainCu {
         } else {
             format!("const {ty}")
         },
+        restrict: restrict(k, a),
         stride_fields: list((0..rank).map(|d| format!("s{d}"))),
         extent_fields: list((0..rank).map(|d| format!("e{d}"))),
         // Inputs read by value; outputs hand out a reference.
@@ -705,7 +734,7 @@ fn entry(
                 } else {
                     ty.to_string()
                 };
-                format!("{pointee}* __restrict__ {}", b.ident)
+                format!("{pointee}*{} {}", restrict(k, b.ir), b.ident)
             }
             EntryParam::Stride { arg, dim } => {
                 format!("{index_type} {}_s{dim}", contract[arg].ident)
@@ -837,7 +866,12 @@ mod tests {
             "kernel k {\n    in  w: q4[K, N] gptq(group = G, zeros = plain, g_idx)\n    out y: f16[K, N]\n    shared s: f32[4, 8]\n    launch over y[k, n]\n    body { s(0, 0) = 0.f; y(k, n) = __float2half_rn(w.dequant(k, n)); }\n}\n",
         );
         let index = contract_index(&k);
-        let accessors: Vec<ArgCu> = k.args.iter().zip(&index).map(|(a, &i)| arg(a, i)).collect();
+        let accessors: Vec<ArgCu> = k
+            .args
+            .iter()
+            .zip(&index)
+            .map(|(a, &i)| arg(&k, a, i))
+            .collect();
         let got: Vec<(i64, Vec<String>)> = report_extents(&k, &index, &accessors)
             .into_iter()
             .map(|r| (r.arg, r.extents))

@@ -110,6 +110,7 @@ struct ArgRs {
     dims: Vec<ExtentRs>,
     stored: String,
     strided: bool,
+    early: bool,
     align: usize,
     /// `None`, or `Some(ima::ValueContract { .. })`.
     values: String,
@@ -397,6 +398,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
                     .collect::<Vec<_>>()
                     .join(", "),
                 strided: a.strided,
+                early: a.early,
                 align: a.align,
                 values: a.values.as_ref().map_or("None".into(), value_contract),
                 tma: a.tma.map_or("None".into(), |b| {

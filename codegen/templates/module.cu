@@ -40,7 +40,7 @@ namespace {{ k.namespace }} {
 // {{ p.role }} {{ p.name }}: {{ p.dtype }}[{{ p.dims }}]{{ p.layout_note }}
 template <typename I, bool IMA_CHECKED>
 struct {{ p.name }}_t {
-    {{ p.pointee }}* __restrict__ p;
+    {{ p.pointee }}*{{ p.restrict }} p;
     I {{ p.stride_fields }};
     I {{ p.extent_fields }};
 {%- if p.tma.is_some() %}
@@ -324,7 +324,7 @@ struct {{ p.name }}_t {
 template <typename I, bool IMA_CHECKED>
 struct {{ q.name }}_t {
 {%- for b in q.parts %}
-    const {{ b.c_type }}* __restrict__ {{ b.part }};
+    const {{ b.c_type }}*{{ q.restrict }} {{ b.part }};
     I {{ b.part }}_s0{% if b.rank == 2 %}, {{ b.part }}_s1{% endif %};
 {%- endfor %}
     I K, N, G;
@@ -1347,6 +1347,12 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
 {%- endif %}
 {%- endif %}
     run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
+{%- if k.starts_early %}
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
+{%- endif %}
 {%- if e.reports %}
 {%- if e.checked %}
     if (ima_pending.count != 0) {

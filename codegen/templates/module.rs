@@ -209,6 +209,7 @@ pub static {{ k.contract_name }}: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[{{ a.stored }}],
             strided: {{ a.strided }},
+            early: {{ a.early }},
             align: {{ a.align }},
             values: {{ a.values }},
             tma: {{ a.tma }},

@@ -170,6 +170,7 @@ mod tests {
             dims,
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 4,
             values: None,
             tma: None,

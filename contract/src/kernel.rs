@@ -180,6 +180,11 @@ pub struct TensorArg {
     pub stored: &'static [usize],
     /// `strided`: any strides are accepted; otherwise contiguous in physical order.
     pub strided: bool,
+    /// `early`: no kernel ahead of this one in its stream or graph writes it (weights, a
+    /// step's block tables, the cache's earlier pages), so the kernel may read it before it
+    /// waits for the grids ahead (`ima_wait_for_inputs()`, docs/programmatic-launch.md).
+    /// A kernel with such an argument may start before the kernel ahead of it finishes.
+    pub early: bool,
     /// Required alignment of the data pointer, in bytes.
     pub align: usize,
     /// What the entries of an integer argument may hold (`values(...)`, an act-order
@@ -347,4 +352,13 @@ pub struct KernelContract {
     pub entry_i32: &'static str,
     /// Entry point with 64-bit indices.
     pub entry_i64: &'static str,
+}
+
+impl KernelContract {
+    /// The kernel waits for the grids ahead of it in its body (`ima_wait_for_inputs()`),
+    /// reading only its `early` arguments before: one that has any. Only such a kernel may
+    /// start before the kernel ahead of it has finished (docs/programmatic-launch.md).
+    pub fn starts_early(&self) -> bool {
+        self.args.iter().any(|a| a.early)
+    }
 }

@@ -139,6 +139,7 @@ pub struct TensorArg {
     pub dims: Vec<Extent>,
     pub stored: Vec<usize>,
     pub strided: bool,
+    pub early: bool,
     pub align: usize,
     pub values: Option<ValueContract>,
     pub tma: Option<fixed::TmaBox>,
@@ -247,6 +248,7 @@ impl KernelContract {
                         dims: extents(&a.dims),
                         stored: leak(a.stored.clone()),
                         strided: a.strided,
+                        early: a.early,
                         align: a.align,
                         values: a.values.as_ref().map(|v| fixed::ValueContract {
                             text: leak_str(&v.text),

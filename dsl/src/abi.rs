@@ -278,6 +278,7 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
                 dims: a.dims,
                 stored: a.stored,
                 strided: a.strided,
+                early: a.ir.early,
                 align: a.align as usize,
                 values: a.values,
                 tma: a.tma,

@@ -58,7 +58,7 @@ pub struct Kernel {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Member {
-    Tensor(TensorArg),
+    Tensor(Box<TensorArg>),
     Param(Param),
     Shared(Shared),
     Empty(EmptyPolicy, Span),
@@ -96,6 +96,8 @@ pub struct TensorArg {
     pub extents: Vec<Expr>,
     pub stored: Option<Vec<Ident>>,
     pub strided: Option<Span>,
+    /// `early`: the body may read it before `ima_wait_for_inputs()`.
+    pub early: Option<Span>,
     pub align: Option<(u64, Span)>,
     /// `tma(ROWS, COLS)`: the box of its TMA tensor map.
     pub tma: Option<Tma>,

@@ -74,6 +74,16 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
     }
 }
 
+/// `text` has `word` as a whole identifier (not inside a longer one).
+fn mentions_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
 fn duplicate(what: &'static str, name: &ast::Ident, first: Span) -> CheckError {
     CheckError::Duplicate {
         what,
@@ -125,7 +135,7 @@ impl<'a> KernelChecker<'a> {
         check_reserved(&k.name, self.errors);
 
         let tensors: Vec<&ast::TensorArg> = self.all(|m| match m {
-            Member::Tensor(t) => Some(t),
+            Member::Tensor(t) => Some(&**t),
             _ => None,
         });
         let params: Vec<&ast::Param> = self.all(|m| match m {
@@ -256,6 +266,17 @@ impl<'a> KernelChecker<'a> {
             text: b.text.clone(),
             line: self.source.line_col(b.span.start).0,
         });
+        // An early argument makes the body's wait the one before the others are read; a
+        // body that never names it would read them while the grids ahead still write.
+        let early = tensors.iter().find_map(|t| t.early);
+        if let (Some(span), Some(b)) = (early, &body)
+            && !mentions_word(&b.text, "ima_wait_for_inputs")
+        {
+            self.error(CheckError::EarlyWithoutWait {
+                kernel: k.name.name.clone(),
+                span,
+            });
+        }
 
         let shared = self.shared_arrays(&scope, &mut names);
         let empty = match self

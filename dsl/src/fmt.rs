@@ -2,7 +2,7 @@
 //!
 //! One blank line between items; members indented four spaces, one a line, roles padded to
 //! the kernel's longest; expressions as [`Expr`]'s `Display` prints them; attributes in the
-//! order `stored`, `strided`, `align`, `tma`, quantization, `values`. Bodies are kept byte for byte. Every
+//! order `stored`, `strided`, `align`, `tma`, quantization, `values`, `early`. Bodies are kept byte for byte. Every
 //! comment is kept: one on a line of its own stays above the member or item that follows it
 //! (single blank lines around it are kept too), one after code stays at the end of that
 //! line, and one inside a member or a kernel's header moves above it.
@@ -385,6 +385,9 @@ fn tensor(t: &TensorArg, role_width: usize) -> String {
     }
     if let Some(v) = &t.values {
         s.push_str(&format!(" values({v})"));
+    }
+    if t.early.is_some() {
+        s.push_str(" early");
     }
     s
 }

@@ -44,6 +44,13 @@ impl Kernel {
         self.block.iter().product()
     }
 
+    /// It has an `early` argument: its body waits for the grids ahead of it
+    /// (`ima_wait_for_inputs()`) and may read only those before, and it may start before the
+    /// kernel ahead of it has finished (docs/programmatic-launch.md).
+    pub fn starts_early(&self) -> bool {
+        self.args.iter().any(|a| a.early)
+    }
+
     /// `attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`: how
     /// messages and docs name a kernel.
     pub fn signature(&self) -> String {
@@ -101,6 +108,9 @@ pub struct TensorArg {
     /// `stored[p]` is the logical dimension at physical position `p`.
     pub stored: Vec<usize>,
     pub strided: bool,
+    /// `early`: no kernel ahead of this one writes it; the body may read it before it waits
+    /// for the grids ahead (`ima_wait_for_inputs()`).
+    pub early: bool,
     /// Alignment of the data pointer in bytes.
     pub align: u64,
     /// For a quantized argument (`q4[K, N] gptq(...)`): its format. `dims` are then the

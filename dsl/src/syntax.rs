@@ -80,6 +80,7 @@ fn rule_name(rule: &Rule) -> String {
         Rule::body_text => "a body with balanced braces",
         Rule::stored | Rule::kw_stored => "`stored [...]`",
         Rule::strided => "`strided`",
+        Rule::early => "`early`",
         Rule::align | Rule::kw_align => "`align(N)`",
         Rule::tma | Rule::kw_tma => "`tma(ROWS, COLS)`",
         Rule::values | Rule::kw_values => "`values(...)`",
@@ -200,7 +201,7 @@ fn kernel(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Kernel {
             Rule::where_clause => {
                 constraints.extend(children(p).map(|e| expr(e, diags)));
             }
-            Rule::tensor_arg => members.push(Member::Tensor(tensor_arg(p, diags))),
+            Rule::tensor_arg => members.push(Member::Tensor(Box::new(tensor_arg(p, diags)))),
             Rule::param => members.push(Member::Param(param(p))),
             Rule::shared => members.push(Member::Shared(shared(p, diags))),
             Rule::empty => {
@@ -234,6 +235,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
     let mut extents = Vec::new();
     let mut stored = None;
     let mut strided = None;
+    let mut early = None;
     let mut align = None;
     let mut tma = None;
     let mut quant = None;
@@ -253,6 +255,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
             Rule::extents => extents = children(p).map(|e| expr(e, diags)).collect(),
             Rule::stored => stored = Some(children(p).map(ident).collect()),
             Rule::strided => strided = Some(span(&p)),
+            Rule::early => early = Some(span(&p)),
             Rule::align => {
                 let n = children(p).next().expect("grammar: align has a number");
                 align = Some((int_value(&n, diags) as u64, span(&n)));
@@ -281,6 +284,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
         extents,
         stored,
         strided,
+        early,
         align,
         tma,
         quant,

@@ -280,7 +280,7 @@ impl Gen {
         self.list(1);
         self.tok("]");
         for _ in 0..self.rng.below(4) {
-            match self.rng.below(6) {
+            match self.rng.below(7) {
                 0 => {
                     self.tok("stored");
                     self.tok("[");
@@ -294,6 +294,7 @@ impl Gen {
                     self.tok("]");
                 }
                 1 => self.tok("strided"),
+                6 => self.tok("early"),
                 4 => {
                     self.tok("values");
                     self.tok("(");
@@ -508,6 +509,7 @@ const INSERTS: &[&str] = &[
     "body",
     "stored",
     "strided",
+    "early",
     "align",
     "tma",
     "values",

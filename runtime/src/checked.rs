@@ -290,6 +290,7 @@ mod tests {
                     ],
                     stored: &[0, 1],
                     strided: false,
+                    early: false,
                     align: 2,
                     values: None,
                     tma: None,
@@ -304,6 +305,7 @@ mod tests {
                     }],
                     stored: &[0],
                     strided: false,
+                    early: false,
                     align: 4,
                     values: Some(ValueContract {
                         text: "0 .. V",

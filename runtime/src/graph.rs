@@ -34,6 +34,19 @@
 //! memset nodes (`cuGraphAddMemcpyNode`, `cuGraphAddMemsetNode`), numbered with the
 //! kernel nodes. The nodes form a chain, ordered as one stream orders launches.
 //!
+//! # Programmatic edges
+//!
+//! A kernel node whose kernel starts early ([`Kernel::starts_early`]: its spec marks the
+//! arguments no kernel ahead of it writes `early`, and its body waits for the grids ahead
+//! before it touches the others) is joined to the kernel node before it by a programmatic
+//! edge (`cuGraphAddDependencies_v2` from the programmatic port): it may start once every
+//! block of that one has called `ima_launch_dependents()` or exited, and do what it does
+//! before its wait while that kernel drains. Only where no node ahead of it writes one of
+//! its `early` arguments, and neither it nor the node before is switched off (graph/early.rs
+//! says why each); an update that breaks this makes the edge ordinary for the graph's
+//! life. `IMA_PROGRAMMATIC_LAUNCH=0` keeps every edge ordinary. Direct launches keep
+//! stream order: what a stream ran before them is not known.
+//!
 //! # Modes
 //!
 //! A node keeps the checked mode its kernel had when it was launched into the graph
@@ -82,6 +95,7 @@
 //! - A graph is used from one thread (CUDA graphs are not thread-safe): it is not `Send`.
 
 mod bound;
+mod early;
 mod exec;
 mod memory;
 mod node;
@@ -287,7 +301,7 @@ impl<'a> Graph<'a> {
             }
         }
         n.args = args.into();
-        Ok(())
+        self.ordinary_edges_after_update(node).map_err(driver)
     }
 
     /// The tensors of node `node`, as it was given them: for a node a generated stub
@@ -297,6 +311,15 @@ impl<'a> Graph<'a> {
         self.nodes
             .get(node)
             .map(|n| &n.args[..])
+            .ok_or_else(|| no_node(node, self.nodes.len()))
+    }
+
+    /// Whether node `node` may start before the node ahead of it has finished: joined to it
+    /// by a programmatic edge (the module documentation, "Programmatic edges").
+    pub fn starts_early(&self, node: usize) -> Result<bool, Error> {
+        self.nodes
+            .get(node)
+            .map(|n| n.programmatic)
             .ok_or_else(|| no_node(node, self.nodes.len()))
     }
 
@@ -455,20 +478,45 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Adds `work` on `args`, checked, as the graph's next node, after the others.
+    /// Adds `work` on `args`, checked, as the graph's next node, after the others: by a
+    /// programmatic edge where it may start before the node ahead has finished
+    /// (early.rs), else by an ordinary one.
     fn push(&mut self, args: &[GraphArg], work: Work<'a>) -> Result<usize, Error> {
         let index = self.nodes.len();
         let after = self.nodes.last().map(|n| n.handle);
-        let handle = work.with_params(|p| self.exec.add(after, p)).map_err(|e| {
-            let name = work.name();
-            self.new_node_error(name)(Error::driver(format!("adding {name} to a graph"))(e))
-        })?;
+        let name = work.name();
+        let in_node = self.new_node_error(name);
+        let handle = work
+            .with_params(|p| self.exec.add(after, p))
+            .map_err(|e| in_node(Error::driver(format!("adding {name} to a graph"))(e)))?;
         self.nodes.push(Node {
             args: args.into(),
             work,
             handle,
+            programmatic: false,
         });
+        // A driver that refuses the programmatic edge leaves the ordinary one (retype puts
+        // it back): the node then runs in order, only without the overlap.
+        if let Some(from) = after
+            && early::may_start_early(&self.bound, &self.nodes, index)
+            && self.exec.retype(from, handle, true).is_ok()
+        {
+            self.nodes[index].programmatic = true;
+        }
         Ok(index)
+    }
+
+    /// Makes ordinary the programmatic edges into node `from` and the nodes after it that
+    /// an update of node `from` has made unsafe (early.rs), for the graph's life.
+    fn ordinary_edges_after_update(&mut self, from: usize) -> Result<(), DriverError> {
+        for j in from..self.nodes.len() {
+            if self.nodes[j].programmatic && !early::may_start_early(&self.bound, &self.nodes, j) {
+                self.exec
+                    .retype(self.nodes[j - 1].handle, self.nodes[j].handle, false)?;
+                self.nodes[j].programmatic = false;
+            }
+        }
+        Ok(())
     }
 
     /// The error of the node `name` would become, the graph's next.

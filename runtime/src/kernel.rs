@@ -161,6 +161,9 @@ pub struct Kernel {
     /// An argument has a value contract: every entry point, release ones too, checks the
     /// entries it reads and reports a bad one through a record.
     checks_values: bool,
+    /// A graph may start it before the kernel node ahead of it has finished: its contract
+    /// has `early` arguments, and its module waits (crate::programmatic).
+    starts_early: bool,
     sync: AtomicBool,
     /// A [`CheckedMode`].
     checked: AtomicU8,
@@ -174,6 +177,7 @@ impl Kernel {
         device: DeviceId,
         limits: DeviceLimits,
         has_checked: bool,
+        starts_early: bool,
     ) -> Result<Kernel, Error> {
         let threads: u64 = contract.block.iter().map(|&b| u64::from(b)).product();
         let fail = |entry: &str, reason: String| Error::Entry {
@@ -251,6 +255,7 @@ impl Kernel {
             memos: Default::default(),
             deferred: Mutex::new(None),
             checks_values: contract.checks_values(),
+            starts_early,
             sync: AtomicBool::new(sync_from_env()),
             checked: AtomicU8::new(CheckedMode::from_env().as_u8()),
             contract,
@@ -259,6 +264,14 @@ impl Kernel {
 
     pub fn contract(&self) -> &KernelContract {
         &self.contract
+    }
+
+    /// A graph may start it before the kernel node ahead of it has finished (its node then
+    /// has a programmatic edge, crate::graph): its contract has `early` arguments, the
+    /// device is of compute capability 9.0 or later, its module was built with the wait
+    /// (crate::programmatic), and `IMA_PROGRAMMATIC_LAUNCH` is not 0.
+    pub fn starts_early(&self) -> bool {
+        self.starts_early
     }
 
     /// The limits release launches are checked against: the device's, with the dynamic

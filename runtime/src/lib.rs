@@ -35,6 +35,7 @@ mod layout;
 pub mod locate;
 pub mod module;
 mod out_of_bounds;
+mod programmatic;
 mod ptx_cache;
 mod record;
 pub mod shipped;

@@ -11,6 +11,7 @@ use crate::cubin;
 use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::kernel::Kernel;
+use crate::programmatic;
 use crate::ptx_cache;
 use crate::version::{check_driver_loads_nvrtc, driver_version};
 
@@ -28,6 +29,9 @@ pub struct Module {
     entries: Vec<String>,
     /// The device's compute capability, (major, minor).
     capability: (i32, i32),
+    /// Its kernels that start early may ([`crate::programmatic`]): decided once here, for
+    /// the device and the PTX.
+    programmatic: bool,
 }
 
 impl Module {
@@ -140,6 +144,7 @@ impl Module {
             log: String::new(),
             entries: ptx_entries(ptx),
             capability,
+            programmatic: programmatic::enabled(capability.0, ptx),
         })
     }
 
@@ -175,6 +180,7 @@ impl Module {
             self.device,
             self.limits,
             checked,
+            self.programmatic && contract.starts_early(),
         )
     }
 

@@ -27,6 +27,7 @@ const fn vector(name: &'static str, role: Role) -> TensorArg {
         dims: &[N_EXTENT],
         stored: &[0],
         strided: false,
+        early: false,
         align: 4,
         values: None,
         tma: None,

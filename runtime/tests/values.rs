@@ -31,6 +31,7 @@ const fn input(name: &'static str, dtype: DType, dims: &'static [Extent]) -> Ten
         dims,
         stored: &[0, 1],
         strided: false,
+        early: false,
         align: dtype.size(),
         values: None,
         tma: None,

@@ -34,6 +34,8 @@ pub(super) struct QuantCu {
     /// `tma(ROWS, COLS)`: tiles of ROWS rows of K by COLS columns come by TMA (GPTQ only),
     /// the words in boxes of the third's columns (`buffer_tma`'s).
     pub tma: Option<(u32, u32, u32)>,
+    /// The qualifier of its buffers' pointers (cuda.rs's `restrict`).
+    pub restrict: &'static str,
 }
 
 pub(super) struct QuantPartCu {
@@ -42,7 +44,12 @@ pub(super) struct QuantPartCu {
     pub rank: usize,
 }
 
-pub(super) fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
+pub(super) fn quant(
+    a: &ir::TensorArg,
+    q: &ir::Quant,
+    index: usize,
+    restrict: &'static str,
+) -> QuantCu {
     let buffers = q.buffers(&a.dims[0], &a.dims[1], a.dtype);
     let g_idx_arg = index + 1 + buffers.iter().position(|b| b.part == "g_idx").unwrap_or(0);
     let to_float = if a.dtype == DType::BF16 {
@@ -92,6 +99,7 @@ pub(super) fn quant(a: &ir::TensorArg, q: &ir::Quant, index: usize) -> QuantCu {
         ),
     };
     QuantCu {
+        restrict,
         docs: a.docs.clone(),
         name: a.name.clone(),
         arg: index,

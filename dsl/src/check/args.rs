@@ -105,6 +105,12 @@ impl KernelChecker<'_> {
         };
         let values = self.values(t, dtype, scope);
         let tma = self.tma(t, dtype, quant.as_ref());
+        if let (Some(span), Role::Out) = (t.early, t.role) {
+            self.error(CheckError::EarlyOutput {
+                arg: t.name.name.clone(),
+                span,
+            });
+        }
         Some(ir::TensorArg {
             name: t.name.name.clone(),
             docs: t.docs.clone(),
@@ -113,6 +119,7 @@ impl KernelChecker<'_> {
             dims: dims.into_iter().collect::<Option<_>>()?,
             stored: stored?,
             strided: t.strided.is_some(),
+            early: t.early.is_some(),
             align: align?,
             quant,
             values: values?,

@@ -117,6 +117,12 @@ check_errors! {
     /// `stored` on an argument whose logical dimensions repeat a name.
     StoredAmbiguous { arg: String, span: Span },
 
+    // Tensor arguments: `early`.
+    /// `early` on an output: a kernel that starts early may write only after it waits.
+    EarlyOutput { arg: String, span: Span },
+    /// `early` arguments in a kernel whose body never calls `ima_wait_for_inputs()`.
+    EarlyWithoutWait { kernel: String, span: Span },
+
     // Tensor arguments: quantization.
     /// `q4` or `q8` without a format.
     QuantWithoutFormat { dtype: String, span: Span },
@@ -475,6 +481,24 @@ impl CheckError {
                 "must be [K, N]",
             )
             .with_help("quantized weights are matrices: `q4[K, N]`, grouped along K"),
+            EarlyOutput { arg, span } => Diagnostic::error(
+                format!("`early` on output `{arg}`"),
+                *span,
+                "only an input can be early",
+            )
+            .with_help(
+                "`early` lets the body read an argument before `ima_wait_for_inputs()`, while the kernel \
+                 ahead may still run; it writes nothing before then: declare the argument `in` or `inout`",
+            ),
+            EarlyWithoutWait { kernel, span } => Diagnostic::error(
+                format!("`{kernel}` has `early` arguments but its body never calls `ima_wait_for_inputs()`"),
+                *span,
+                "the body may read this before it waits",
+            )
+            .with_help(
+                "a kernel with `early` arguments may start while the kernel ahead still writes the others: \
+                 call `ima_wait_for_inputs()` in the body before it reads or writes any argument not `early`",
+            ),
             QuantNotInput { arg, span } => Diagnostic::error(
                 format!("quantized `{arg}` is not `in`"),
                 *span,

@@ -175,6 +175,15 @@ impl<'a> Bound<'a> {
         }
     }
 
+    /// The device memory of the buffer under the tensor `arg` names, whole (a view's
+    /// elements may lie anywhere in it), as a range of addresses; `None` for a logical
+    /// shape or another graph's tensor.
+    pub(super) fn buffer_bytes(&self, arg: GraphArg) -> Option<std::ops::Range<u64>> {
+        let m = self.tensor(arg)?.meta();
+        let bytes = (m.buffer_len as u64).saturating_mul(m.dtype.size() as u64);
+        Some(m.base_ptr..m.base_ptr.saturating_add(bytes))
+    }
+
     /// `arg` was bound for writing.
     pub(super) fn writable(&self, arg: GraphArg) -> bool {
         self.tensor(arg).is_some_and(|t| !t.is_read_only())

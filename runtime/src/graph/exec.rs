@@ -4,7 +4,8 @@ use std::ptr::null_mut;
 use std::sync::Arc;
 
 use cudarc::driver::sys::{
-    self, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUgraph, CUgraphExec,
+    self, CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D,
+    CUDA_MEMSET_NODE_PARAMS, CUgraph, CUgraphDependencyType, CUgraphEdgeData, CUgraphExec,
     CUgraphNode,
 };
 use cudarc::driver::{CudaContext, CudaStream, DriverError, result};
@@ -159,6 +160,41 @@ impl Exec {
         unsafe { sys::cuGraphNodeSetEnabled(self.exec, node, u32::from(on)) }.result()
     }
 
+    /// Replaces the edge `from` → `to` (two kernel nodes) with one of the other kind:
+    /// `programmatic` (`to` may start once every block of `from` has called
+    /// `griddepcontrol.launch_dependents` or exited) or ordinary. The next replay
+    /// instantiates the graph again. Where the new edge cannot be added, the old one is put
+    /// back and the error returned.
+    pub(super) fn retype(
+        &mut self,
+        from: CUgraphNode,
+        to: CUgraphNode,
+        programmatic: bool,
+    ) -> Result<(), DriverError> {
+        self.ctx.bind_to_thread()?;
+        let old = edge_data(!programmatic);
+        // SAFETY: `from` and `to` are nodes of `graph`, joined by an edge of the other kind.
+        unsafe { sys::cuGraphRemoveDependencies_v2(self.graph, &from, &to, &old, 1) }.result()?;
+        if let Err(e) = self.add_edge(from, to, programmatic) {
+            self.ctx.record_err(self.add_edge(from, to, !programmatic));
+            return Err(e);
+        }
+        self.discard_exec()
+    }
+
+    /// Adds the edge `from` → `to`, programmatic or ordinary.
+    fn add_edge(
+        &self,
+        from: CUgraphNode,
+        to: CUgraphNode,
+        programmatic: bool,
+    ) -> Result<(), DriverError> {
+        let edge = edge_data(programmatic);
+        // SAFETY: `from` and `to` are nodes of `graph`; a programmatic edge joins two
+        // kernel nodes.
+        unsafe { sys::cuGraphAddDependencies_v2(self.graph, &from, &to, &edge, 1) }.result()
+    }
+
     /// Enqueues a replay on `stream`, which is of this context, once instantiated.
     /// Replays of one executable run one after another, whatever their streams.
     pub(super) fn launch(&self, stream: &CudaStream) -> Result<(), DriverError> {
@@ -179,6 +215,28 @@ impl Exec {
         let exec = std::mem::replace(&mut self.exec, null_mut());
         // SAFETY: instantiated here, destroyed once.
         unsafe { result::graph::exec_destroy(exec) }
+    }
+}
+
+/// The data of an edge: programmatic (from the kernel's programmatic port), or ordinary,
+/// which waits for the node before to complete.
+fn edge_data(programmatic: bool) -> CUgraphEdgeData {
+    let (from_port, type_) = if programmatic {
+        (
+            CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC as u8,
+            CUgraphDependencyType::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC as u8,
+        )
+    } else {
+        (
+            0,
+            CUgraphDependencyType::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT as u8,
+        )
+    };
+    CUgraphEdgeData {
+        from_port,
+        to_port: 0,
+        type_,
+        reserved: [0; 5],
     }
 }
 

@@ -32,6 +32,8 @@ pub(super) struct Node<'a> {
     pub args: SmallVec<[GraphArg; ARGS]>,
     pub work: Work<'a>,
     pub handle: CUgraphNode,
+    /// Joined to the node before by a programmatic edge (crate::graph's early.rs).
+    pub programmatic: bool,
 }
 
 /// What a node runs.

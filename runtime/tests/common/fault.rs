@@ -18,6 +18,7 @@ const X: TensorArg = TensorArg {
     }],
     stored: &[0],
     strided: false,
+    early: false,
     align: 4,
     values: None,
     tma: None,

@@ -23,6 +23,7 @@ pub static TOUCH: KernelContract = KernelContract {
         }],
         stored: &[0],
         strided: false,
+        early: false,
         align: 4,
         values: None,
         tma: None,

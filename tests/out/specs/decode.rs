@@ -174,6 +174,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -188,6 +189,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -201,6 +203,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -215,6 +218,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -256,7 +260,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
 /// padding slot of -1. A position outside `0 .. MAXPOS` is reported and reads as 0; a
 /// slot outside the caches is reported and skipped. A raw grid: the body guards itself.
 ///
-/// Declared at `specs/decode.ima:99`.
+/// Declared at `specs/decode.ima:102`.
 pub struct RopeCache {
     kernel: ima::Kernel,
 }
@@ -341,7 +345,7 @@ pub struct RopeCacheArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions: im
 pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
     name: "rope_cache",
     signature: "rope_cache(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])",
-    location: "specs/decode.ima:99",
+    location: "specs/decode.ima:102",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
@@ -362,6 +366,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -375,6 +380,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0],
             strided: false,
+            early: false,
             align: 8,
             values: Some(ima::ValueContract { text: "0 .. MAXPOS", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "MAXPOS", expr: ima::Expr::Sym(1) }, sentinel: None, ascending: false }),
             tma: None,
@@ -389,6 +395,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -402,6 +409,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0],
             strided: false,
+            early: false,
             align: 8,
             values: Some(ima::ValueContract { text: "0 .. NB * BS, or -1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NB * BS", expr: ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(3), &ima::Expr::Sym(4)) }, sentinel: Some(-1), ascending: false }),
             tma: None,
@@ -417,6 +425,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -433,6 +442,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2, 3],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -449,6 +459,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2, 3],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -492,7 +503,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 /// `GATE_UP_UNIT`, a block's 16 columns being 8 of gate and the same 8 of up, and
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/decode.ima:167`.
+/// Declared at `specs/decode.ima:170`.
 pub struct GptqGemvNarrow {
     kernel: ima::Kernel,
 }
@@ -563,7 +574,7 @@ pub struct GptqGemvNarrowArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Wr
 pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow",
     signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/decode.ima:167",
+    location: "specs/decode.ima:170",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -582,6 +593,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -597,6 +609,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2],
             strided: true,
+            early: false,
             align: 2,
             values: None,
             tma: None,
@@ -611,6 +624,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -625,6 +639,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 4,
             values: None,
             tma: None,
@@ -639,6 +654,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -653,6 +669,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 2,
             values: None,
             tma: None,

@@ -807,17 +807,20 @@ __device__ __forceinline__ void ima_for_dim(I d, const F& f) {
 //   threads, before the barrier after which its warps first read K and V: by the block
 //   whose partition ends at the sequence's length, which reads the sequence's last token,
 //   or for a sequence of no tokens by its first partition's block. paged_attn_rope writes
-//   the new token's key and value there, so that the block reads what it wrote.
+//   the new token's key and value there, so that the block reads what it wrote;
+// - wait_for_inputs(): called by every thread before it reads the queries or touches
+//   anything but the length, the block table and the cache, which it reads before:
+//   paged_attn_rope's ima_wait_for_inputs (its early arguments), a no-op for paged_attn.
 // DIMS are the head dimensions the kernel is compiled for: D must be one of them (the
 // last is taken when D is none of the others).
 template <int PART, int SPAN, int... DIMS, typename I, typename Q, typename NT, typename KC, typename VC, typename BT,
           typename SL, typename PO, typename PL, typename AR, typename O, typename KV, typename QS, typename RO,
-          typename RML, typename PG>
+          typename RML, typename PG, typename WF>
 __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_token, const KC& k_cache, const VC& v_cache,
                                                  const BT& block_tables, const SL& seq_lens, const PO& part_o,
                                                  const PL& part_lse, const AR& arrivals, const O& out, I HQ, I HKV, I D,
                                                  I BS, float scale, const KV& kv, const QS& qs, const RO& red_o,
-                                                 const RML& red_ml, const PG& pages) {
+                                                 const RML& red_ml, const PG& pages, const WF& wait_for_inputs) {
     constexpr int W = 4;      // warps a block
     constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
     constexpr int GC = 8;     // query heads a block serves
@@ -839,6 +842,7 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
     const I start = I(blockIdx.x) * runs() * PART;
     if (start >= len) {
         if (blockIdx.x == 0) {
+            wait_for_inputs();
             for (I i = threadIdx.x; i < gn * D; i += 128) out(b, h * G + g0 + i / D, i % D) = __float2half(0.f);
             if (g0 == 0) new_token(h);
         }
@@ -938,11 +942,14 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
         // (below), so that their round trip overlaps the queries' (a position, its angles,
         // the heads' halves) rather than following it. The block that writes the sequence's
         // new token issues them after it, unless they end before the token's position.
+        // All of this reads only the length, the block table and the cache's earlier
+        // tokens, and may run while the grid ahead (the QKV projection) still does.
         for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
         const bool writes = end == len && g0 == 0;
         const bool early = !writes || len - 1 >= start + I(PAIRS * TILE * (ST - 1));
         __syncthreads();
         if (early) first_tiles();
+        wait_for_inputs();
         const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
         for (int i = threadIdx.x; i < GC * CPR; i += 128) {
             const int r = i / CPR, c = i % CPR;
@@ -1051,6 +1058,9 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
             stage_sync();
         }
         ima_async_wait<0>();
+        // The cache is read: the kernel after this one may start on what it reads early (a
+        // trigger at the start lost 0.5 to 1 µs at B = 1: bench/explore/pdlpre's pdlpre3).
+        ima_launch_dependents();
         l += __shfl_xor_sync(0xffffffffu, l, 1);
         l += __shfl_xor_sync(0xffffffffu, l, 2);
         // The pairs meet pairwise: pairs half .. 2 half - 1 hand their state to pairs
@@ -1180,6 +1190,36 @@ struct alignas(64) ImaTensorMap {
 __device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
+
+// Programmatic dependent launch (sm_90 and later; docs/programmatic-launch.md). A kernel
+// with `early` arguments may start while the kernel ahead of it in its graph still runs
+// (the runtime gives its node a programmatic edge): its body reads only those arguments
+// (what no kernel ahead writes: weights, block tables, the cache's earlier pages) before
+// it calls ima_wait_for_inputs(), which returns once the grids ahead have completed and
+// their writes are visible, and its entry point waits again before the thread exits. Any
+// kernel may call ima_launch_dependents(), a hint that lets the kernel after it start
+// once every block of this one has called it or exited; correctness never depends on
+// where. Outside such a launch the wait returns at once. The runtime looks for
+// `ima_programmatic_wait` in the module's PTX: a module built for an earlier architecture
+// has neither the wait nor the marker, and its kernels keep ordinary edges.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+extern "C" __device__ int ima_programmatic_wait = 1;
+#endif
+__device__ __forceinline__ void ima_grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ima_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
+// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm).
+struct ImaWaitForInputs {
+    __device__ __forceinline__ void operator()() const { ima_grid_dependency_wait(); }
+};
 
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
@@ -2032,17 +2072,22 @@ __device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
 // MMA (ima_wg_w4_stage<true, true>; at 16 rows with four quarters' registers, the decode
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
-// (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
+// (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8. Every thread
+// calls wait_for_inputs() once the pipeline's barriers are set up, before it touches
+// memory (gptq_gemm_wg32's ima_wait_for_inputs, which lets that setup run while the grid
+// ahead does; a no-op for gptq_gemm_wg16).
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
-          typename Y, typename WS, typename XS>
+          typename Y, typename WS, typename XS, typename WF>
 __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, const P& part, const A& arrivals, const Y& y,
-                                                     I M, I K, I N, I NY, const WS& ws, const XS& xs) {
+                                                     I M, I K, I N, I NY, const WS& ws, const XS& xs,
+                                                     const WF& wait_for_inputs) {
     static_assert(R == 16 || R == 32, "x's rows a stage: one or two MMA widths of 16");
     const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
     const ImaStreamK<I> sk(NS * KS);
     const I u0 = sk.start(I(blockIdx.x)), u1 = sk.start(I(blockIdx.x) + 1);
     const ImaTmaPipeline<STAGES, 3, false, 2> pipe;
+    wait_for_inputs();
     if (pipe.consumer() < 0) {
         I kc = u0 % KS, tile = u0 / KS;
         pipe.produce(u1 - u0, [&](int st, I, ImaBarrier bar) {
@@ -2887,7 +2932,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2891 "gemm_tma.cu"
+#line 2936 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3649,7 +3694,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3653 "gemm_tma.cu"
+#line 3698 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4550,7 +4595,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4554 "gemm_tma.cu"
+#line 4599 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5422,7 +5467,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5426 "gemm_tma.cu"
+#line 5471 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7047,7 +7092,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7051 "gemm_tma.cu"
+#line 7096 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8878,7 +8923,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8882 "gemm_tma.cu"
+#line 8927 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10609,9 +10654,9 @@ __device__ __forceinline__ void body(
 #line 585 "specs/gemm_tma.ima"
 
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
-        ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
+        ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
     
-#line 10615 "gemm_tma.cu"
+#line 10660 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11020,7 +11065,7 @@ namespace ima_kernel_gptq_gemm_wg32 {
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
 struct x_t {
-    const __half* __restrict__ p;
+    const __half* p;
     I s0, s1;
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
@@ -11107,6 +11152,9 @@ struct x_t {
 #endif
 };
 
+// Early: the weights, which no kernel of a decode step writes. The body sets up its
+// pipeline's barriers before it waits for the grid ahead (bench/RESULTS.md, session 63:
+// 3 µs off the layer at B = 32 with paged_attn_rope's early reads).
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
@@ -12331,13 +12379,17 @@ __device__ __forceinline__ void body(
     const I G,
     const I NY,
     const ws_t<I, IMA_CHECKED> ws,
-    const xs_t<I, IMA_CHECKED> xs) {
-#line 613 "specs/gemm_tma.ima"
+    const xs_t<I, IMA_CHECKED> xs,
+    const ImaWaitForInputs ima_wait_for_inputs) {
+#line 616 "specs/gemm_tma.ima"
 
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
-        ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs);
+        // Every block is resident at once (persistent): the kernel after this one may start
+        // now, on what it reads early, in what the grid leaves free.
+        ima_launch_dependents();
+        ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
     
-#line 12341 "gemm_tma.cu"
+#line 12393 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12363,13 +12415,13 @@ __device__ __forceinline__ void run(
     const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 40, 192, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 40 * 192 * I(sizeof(int)) + 1023) / 1024 * 1024;
     const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 256, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
+    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs, ImaWaitForInputs{});
 }
 
 }  // namespace ima_kernel_gptq_gemm_wg32
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
-    const __half* __restrict__ x,
+    const __half* x,
     int x_s0,
     int x_s1,
     const __grid_constant__ ImaTensorMap x_tma,
@@ -12434,10 +12486,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
         G,
         NY,
         ImaRecorder{nullptr, nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
-    const __half* __restrict__ x,
+    const __half* x,
     long long x_s0,
     long long x_s1,
     const __grid_constant__ ImaTensorMap x_tma,
@@ -12502,10 +12558,14 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
         G,
         NY,
         ImaRecorder{nullptr, nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
-    const __half* __restrict__ x,
+    const __half* x,
     int x_s0,
     int x_s1,
     const __grid_constant__ ImaTensorMap x_tma,
@@ -12573,6 +12633,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
         G,
         NY,
         &ima_pending);
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
@@ -12616,7 +12680,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
 }
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
-    const __half* __restrict__ x,
+    const __half* x,
     long long x_s0,
     long long x_s1,
     const __grid_constant__ ImaTensorMap x_tma,
@@ -12684,6 +12748,10 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
         G,
         NY,
         &ima_pending);
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};

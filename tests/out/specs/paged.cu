@@ -806,17 +806,20 @@ __device__ __forceinline__ void ima_for_dim(I d, const F& f) {
 //   threads, before the barrier after which its warps first read K and V: by the block
 //   whose partition ends at the sequence's length, which reads the sequence's last token,
 //   or for a sequence of no tokens by its first partition's block. paged_attn_rope writes
-//   the new token's key and value there, so that the block reads what it wrote.
+//   the new token's key and value there, so that the block reads what it wrote;
+// - wait_for_inputs(): called by every thread before it reads the queries or touches
+//   anything but the length, the block table and the cache, which it reads before:
+//   paged_attn_rope's ima_wait_for_inputs (its early arguments), a no-op for paged_attn.
 // DIMS are the head dimensions the kernel is compiled for: D must be one of them (the
 // last is taken when D is none of the others).
 template <int PART, int SPAN, int... DIMS, typename I, typename Q, typename NT, typename KC, typename VC, typename BT,
           typename SL, typename PO, typename PL, typename AR, typename O, typename KV, typename QS, typename RO,
-          typename RML, typename PG>
+          typename RML, typename PG, typename WF>
 __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_token, const KC& k_cache, const VC& v_cache,
                                                  const BT& block_tables, const SL& seq_lens, const PO& part_o,
                                                  const PL& part_lse, const AR& arrivals, const O& out, I HQ, I HKV, I D,
                                                  I BS, float scale, const KV& kv, const QS& qs, const RO& red_o,
-                                                 const RML& red_ml, const PG& pages) {
+                                                 const RML& red_ml, const PG& pages, const WF& wait_for_inputs) {
     constexpr int W = 4;      // warps a block
     constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
     constexpr int GC = 8;     // query heads a block serves
@@ -838,6 +841,7 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
     const I start = I(blockIdx.x) * runs() * PART;
     if (start >= len) {
         if (blockIdx.x == 0) {
+            wait_for_inputs();
             for (I i = threadIdx.x; i < gn * D; i += 128) out(b, h * G + g0 + i / D, i % D) = __float2half(0.f);
             if (g0 == 0) new_token(h);
         }
@@ -937,11 +941,14 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
         // (below), so that their round trip overlaps the queries' (a position, its angles,
         // the heads' halves) rather than following it. The block that writes the sequence's
         // new token issues them after it, unless they end before the token's position.
+        // All of this reads only the length, the block table and the cache's earlier
+        // tokens, and may run while the grid ahead (the QKV projection) still does.
         for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
         const bool writes = end == len && g0 == 0;
         const bool early = !writes || len - 1 >= start + I(PAIRS * TILE * (ST - 1));
         __syncthreads();
         if (early) first_tiles();
+        wait_for_inputs();
         const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
         for (int i = threadIdx.x; i < GC * CPR; i += 128) {
             const int r = i / CPR, c = i % CPR;
@@ -1050,6 +1057,9 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
             stage_sync();
         }
         ima_async_wait<0>();
+        // The cache is read: the kernel after this one may start on what it reads early (a
+        // trigger at the start lost 0.5 to 1 µs at B = 1: bench/explore/pdlpre's pdlpre3).
+        ima_launch_dependents();
         l += __shfl_xor_sync(0xffffffffu, l, 1);
         l += __shfl_xor_sync(0xffffffffu, l, 2);
         // The pairs meet pairwise: pairs half .. 2 half - 1 hand their state to pairs
@@ -1179,6 +1189,36 @@ struct alignas(64) ImaTensorMap {
 __device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
+
+// Programmatic dependent launch (sm_90 and later; docs/programmatic-launch.md). A kernel
+// with `early` arguments may start while the kernel ahead of it in its graph still runs
+// (the runtime gives its node a programmatic edge): its body reads only those arguments
+// (what no kernel ahead writes: weights, block tables, the cache's earlier pages) before
+// it calls ima_wait_for_inputs(), which returns once the grids ahead have completed and
+// their writes are visible, and its entry point waits again before the thread exits. Any
+// kernel may call ima_launch_dependents(), a hint that lets the kernel after it start
+// once every block of this one has called it or exited; correctness never depends on
+// where. Outside such a launch the wait returns at once. The runtime looks for
+// `ima_programmatic_wait` in the module's PTX: a module built for an earlier architecture
+// has neither the wait nor the marker, and its kernels keep ordinary edges.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+extern "C" __device__ int ima_programmatic_wait = 1;
+#endif
+__device__ __forceinline__ void ima_grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ima_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
+// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm).
+struct ImaWaitForInputs {
+    __device__ __forceinline__ void operator()() const { ima_grid_dependency_wait(); }
+};
 
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
@@ -2031,17 +2071,22 @@ __device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
 // MMA (ima_wg_w4_stage<true, true>; at 16 rows with four quarters' registers, the decode
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
-// (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
+// (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8. Every thread
+// calls wait_for_inputs() once the pipeline's barriers are set up, before it touches
+// memory (gptq_gemm_wg32's ima_wait_for_inputs, which lets that setup run while the grid
+// ahead does; a no-op for gptq_gemm_wg16).
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
-          typename Y, typename WS, typename XS>
+          typename Y, typename WS, typename XS, typename WF>
 __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, const P& part, const A& arrivals, const Y& y,
-                                                     I M, I K, I N, I NY, const WS& ws, const XS& xs) {
+                                                     I M, I K, I N, I NY, const WS& ws, const XS& xs,
+                                                     const WF& wait_for_inputs) {
     static_assert(R == 16 || R == 32, "x's rows a stage: one or two MMA widths of 16");
     const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
     const ImaStreamK<I> sk(NS * KS);
     const I u0 = sk.start(I(blockIdx.x)), u1 = sk.start(I(blockIdx.x) + 1);
     const ImaTmaPipeline<STAGES, 3, false, 2> pipe;
+    wait_for_inputs();
     if (pipe.consumer() < 0) {
         I kc = u0 % KS, tile = u0 / KS;
         pipe.produce(u1 - u0, [&](int st, I, ImaBarrier bar) {
@@ -3347,9 +3392,9 @@ __device__ __forceinline__ void body(
         auto query = [&](I hq, I d) { return q.load8(b, hq, d); };
         ima_paged_attend<PART, SPAN, 64, 128, 256>(query, [](I) {}, k_cache, v_cache, block_tables, seq_lens, part_o,
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
-                                                   pages);
+                                                   pages, [] {});
     
-#line 3353 "paged.cu"
+#line 3398 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4025,7 +4070,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
 // the one the block table gives token seq_lens[b] - 1 (the decode step's own token:
 // vLLM's slot mapping), or the attention reads the cache as it was. Every query head of a
 // KV head must be one block's (at most 8: `HQ <= 8 * HKV`), so that no other block reads
-// the token while it is written; and D = 128, whose queries stay in registers.
+// the token while it is written; and D = 128, whose queries stay in registers. Every
+// argument but qkv and the outputs is `early`: in a graph the kernel may start while the
+// QKV projection still runs, and reads the lengths, the pages' ids and its first tiles of
+// the cache before it waits for it (ima.cuh's ima_paged_attend; bench/RESULTS.md,
+// session 63: 2.3 to 2.8 µs off the layer at B = 32).
 namespace ima_kernel_paged_attn_rope {
 
 [[maybe_unused]] constexpr int PART = 128;
@@ -4037,7 +4086,7 @@ namespace ima_kernel_paged_attn_rope {
 // in qkv: f16[B, (HQ + 2 * HKV) * D]
 template <typename I, bool IMA_CHECKED>
 struct qkv_t {
-    const __half* __restrict__ p;
+    const __half* p;
     I s0, s1;
     I e0, e1;
     ImaRec<IMA_CHECKED> rec;
@@ -4101,7 +4150,8 @@ struct qkv_t {
 #endif
 };
 
-// Each sequence's position: the index of the token being decoded.
+// Each sequence's position: the index of the token being decoded. Early, as every
+// argument but qkv: the step's metadata and tables, which no kernel of the step writes.
 // in positions: i64[B]
 template <typename I, bool IMA_CHECKED>
 struct positions_t {
@@ -4218,7 +4268,10 @@ struct slot_mapping_t {
     }
 };
 
-// Keys in pages of BS tokens (paged_attn's), the new token's written.
+// Keys in pages of BS tokens (paged_attn's), the new token's written. Early, as the
+// block table and the lengths: the kernel reads the length, the pages' ids and its
+// first tiles of the cache before it waits for the grid ahead (the QKV projection),
+// and writes the new token after.
 // inout k_cache: f16[NB, BS, HKV, D]
 template <typename I, bool IMA_CHECKED>
 struct k_cache_t {
@@ -5208,8 +5261,9 @@ __device__ __forceinline__ void body(
     const qs_t<I, IMA_CHECKED> qs,
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
-    const pages_t<I, IMA_CHECKED> pages) {
-#line 161 "specs/paged.ima"
+    const pages_t<I, IMA_CHECKED> pages,
+    const ImaWaitForInputs ima_wait_for_inputs) {
+#line 169 "specs/paged.ima"
 
         // ima.cuh's ima_paged_attend, as paged_attn's, the queries and the new token from qkv.
         const I b = blockIdx.z;
@@ -5249,9 +5303,10 @@ __device__ __forceinline__ void body(
             });
         };
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
-                                          arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages);
+                                          arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages,
+                                          ima_wait_for_inputs);
     
-#line 5255 "paged.cu"
+#line 5310 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5291,13 +5346,13 @@ __device__ __forceinline__ void run(
     const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_recorder};
     ima_smem_off = (ima_smem_off + 2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
     const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_recorder};
-    body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages);
+    body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages, ImaWaitForInputs{});
 }
 
 }  // namespace ima_kernel_paged_attn_rope
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
-    const __half* __restrict__ qkv,
+    const __half* qkv,
     int qkv_s0,
     int qkv_s1,
     const long long* __restrict__ positions,
@@ -5382,6 +5437,10 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
         HQ,
         scale,
         ImaRecorder{&ima_violations, &ima_pending});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_violations != 0) {
         // The count into the ImaPending, which the flush reads.
         ima_pending.count = ima_violations;
@@ -5472,7 +5531,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
 }
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
-    const __half* __restrict__ qkv,
+    const __half* qkv,
     long long qkv_s0,
     long long qkv_s1,
     const long long* __restrict__ positions,
@@ -5557,6 +5616,10 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
         HQ,
         scale,
         ImaRecorder{&ima_violations, &ima_pending});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_violations != 0) {
         // The count into the ImaPending, which the flush reads.
         ima_pending.count = ima_violations;
@@ -5647,7 +5710,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
 }
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked(
-    const __half* __restrict__ qkv,
+    const __half* qkv,
     int qkv_s0,
     int qkv_s1,
     const long long* __restrict__ positions,
@@ -5732,6 +5795,10 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
         HQ,
         scale,
         &ima_pending);
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
@@ -5820,7 +5887,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
 }
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked(
-    const __half* __restrict__ qkv,
+    const __half* qkv,
     long long qkv_s0,
     long long qkv_s1,
     const long long* __restrict__ positions,
@@ -5905,6 +5972,10 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
         HQ,
         scale,
         &ima_pending);
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};

@@ -211,6 +211,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -227,6 +228,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2, 3],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -243,6 +245,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2, 3],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -257,6 +260,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. NB", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NB", expr: ima::Expr::Sym(3) }, sentinel: None, ascending: false }),
             tma: None,
@@ -270,6 +274,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0],
             strided: false,
+            early: false,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. P * BS + 1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "P * BS + 1", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(1)) }, sentinel: None, ascending: false }),
             tma: None,
@@ -286,6 +291,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2, 3],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -301,6 +307,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2],
             strided: false,
+            early: false,
             align: 4,
             values: None,
             tma: None,
@@ -315,6 +322,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 4,
             values: None,
             tma: None,
@@ -330,6 +338,7 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -420,9 +429,13 @@ pub static PAGED_ATTN: ima::KernelContract = ima::KernelContract {
 /// the one the block table gives token seq_lens[b] - 1 (the decode step's own token:
 /// vLLM's slot mapping), or the attention reads the cache as it was. Every query head of a
 /// KV head must be one block's (at most 8: `HQ <= 8 * HKV`), so that no other block reads
-/// the token while it is written; and D = 128, whose queries stay in registers.
+/// the token while it is written; and D = 128, whose queries stay in registers. Every
+/// argument but qkv and the outputs is `early`: in a graph the kernel may start while the
+/// QKV projection still runs, and reads the lengths, the pages' ids and its first tiles of
+/// the cache before it waits for it (ima.cuh's ima_paged_attend; bench/RESULTS.md,
+/// session 63: 2.3 to 2.8 µs off the layer at B = 32).
 ///
-/// Declared at `specs/paged.ima:126`.
+/// Declared at `specs/paged.ima:130`.
 pub struct PagedAttnRope {
     kernel: ima::Kernel,
 }
@@ -489,13 +502,13 @@ impl PagedAttnRope {
 pub struct PagedAttnRopeArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions: ima::ReadTensor<i64>, CosSin: ima::ReadTensor<f32>, SlotMapping: ima::ReadTensor<i64>, KCache: ima::WriteTensor<ima::half::f16>, VCache: ima::WriteTensor<ima::half::f16>, BlockTables: ima::ReadTensor<i32>, SeqLens: ima::ReadTensor<i32>, PartO: ima::WriteTensor<f32>, PartLse: ima::WriteTensor<f32>, Arrivals: ima::WriteTensor<i32>, Out: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[B, (HQ + 2 * HKV) * D]`, contiguous, 16-byte aligned: The QKV projection's output, one row a sequence: HQ query heads, then HKV key heads, then HKV value heads, D each (rope_cache's).
     pub qkv: &'a Qkv,
-    /// i64 `[B]`, contiguous: Each sequence's position: the index of the token being decoded.
+    /// i64 `[B]`, contiguous: Each sequence's position: the index of the token being decoded. Early, as every argument but qkv: the step's metadata and tables, which no kernel of the step writes.
     pub positions: &'a Positions,
     /// f32 `[MAXPOS, D]`, contiguous, 16-byte aligned: cos (first D/2 columns) and sin (last D/2) of each position's angles (rope_cache's).
     pub cos_sin: &'a CosSin,
     /// i64 `[B]`, contiguous: The cache slot of each sequence's new token, or -1.
     pub slot_mapping: &'a SlotMapping,
-    /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Keys in pages of BS tokens (paged_attn's), the new token's written.
+    /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Keys in pages of BS tokens (paged_attn's), the new token's written. Early, as the block table and the lengths: the kernel reads the length, the pages' ids and its first tiles of the cache before it waits for the grid ahead (the QKV projection), and writes the new token after.
     pub k_cache: &'a mut KCache,
     /// f16 `[NB, BS, HKV, D]`, contiguous, 16-byte aligned: Values, paged as the keys.
     pub v_cache: &'a mut VCache,
@@ -519,7 +532,7 @@ pub struct PagedAttnRopeArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions
 pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
     name: "paged_attn_rope",
     signature: "paged_attn_rope(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D], block_tables: i32[B,P], seq_lens: i32[B], part_o: f32[B,HQ,ceil(P * BS / PART),D], part_lse: f32[B,HQ,ceil(P * BS / PART)], arrivals: i32[B,HQ], out: f16[B,HQ,D], scale: f32)",
-    location: "specs/paged.ima:126",
+    location: "specs/paged.ima:130",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
@@ -541,6 +554,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -554,6 +568,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0],
             strided: false,
+            early: true,
             align: 8,
             values: Some(ima::ValueContract { text: "0 .. MAXPOS", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "MAXPOS", expr: ima::Expr::Sym(1) }, sentinel: None, ascending: false }),
             tma: None,
@@ -568,6 +583,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: true,
             align: 16,
             values: None,
             tma: None,
@@ -581,6 +597,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0],
             strided: false,
+            early: true,
             align: 8,
             values: Some(ima::ValueContract { text: "0 .. NB * BS, or -1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NB * BS", expr: ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(3), &ima::Expr::Sym(4)) }, sentinel: Some(-1), ascending: false }),
             tma: None,
@@ -597,6 +614,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2, 3],
             strided: false,
+            early: true,
             align: 16,
             values: None,
             tma: None,
@@ -613,6 +631,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2, 3],
             strided: false,
+            early: true,
             align: 16,
             values: None,
             tma: None,
@@ -627,6 +646,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: true,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. NB", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "NB", expr: ima::Expr::Sym(3) }, sentinel: None, ascending: false }),
             tma: None,
@@ -640,6 +660,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0],
             strided: false,
+            early: true,
             align: 4,
             values: Some(ima::ValueContract { text: "0 .. P * BS + 1", lo: ima::Extent { text: "0", expr: ima::Expr::Const(0) }, hi: ima::Extent { text: "P * BS + 1", expr: ima::Expr::Bin(ima::BinOp::Add, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Sym(6), &ima::Expr::Sym(4)), &ima::Expr::Const(1)) }, sentinel: None, ascending: false }),
             tma: None,
@@ -656,6 +677,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2, 3],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,
@@ -671,6 +693,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2],
             strided: false,
+            early: false,
             align: 4,
             values: None,
             tma: None,
@@ -685,6 +708,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
+            early: false,
             align: 4,
             values: None,
             tma: None,
@@ -700,6 +724,7 @@ pub static PAGED_ATTN_ROPE: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2],
             strided: false,
+            early: false,
             align: 16,
             values: None,
             tma: None,

@@ -805,17 +805,20 @@ __device__ __forceinline__ void ima_for_dim(I d, const F& f) {
 //   threads, before the barrier after which its warps first read K and V: by the block
 //   whose partition ends at the sequence's length, which reads the sequence's last token,
 //   or for a sequence of no tokens by its first partition's block. paged_attn_rope writes
-//   the new token's key and value there, so that the block reads what it wrote.
+//   the new token's key and value there, so that the block reads what it wrote;
+// - wait_for_inputs(): called by every thread before it reads the queries or touches
+//   anything but the length, the block table and the cache, which it reads before:
+//   paged_attn_rope's ima_wait_for_inputs (its early arguments), a no-op for paged_attn.
 // DIMS are the head dimensions the kernel is compiled for: D must be one of them (the
 // last is taken when D is none of the others).
 template <int PART, int SPAN, int... DIMS, typename I, typename Q, typename NT, typename KC, typename VC, typename BT,
           typename SL, typename PO, typename PL, typename AR, typename O, typename KV, typename QS, typename RO,
-          typename RML, typename PG>
+          typename RML, typename PG, typename WF>
 __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_token, const KC& k_cache, const VC& v_cache,
                                                  const BT& block_tables, const SL& seq_lens, const PO& part_o,
                                                  const PL& part_lse, const AR& arrivals, const O& out, I HQ, I HKV, I D,
                                                  I BS, float scale, const KV& kv, const QS& qs, const RO& red_o,
-                                                 const RML& red_ml, const PG& pages) {
+                                                 const RML& red_ml, const PG& pages, const WF& wait_for_inputs) {
     constexpr int W = 4;      // warps a block
     constexpr int ST = 2;     // tiles a warp has in shared memory: one computed, one in flight
     constexpr int GC = 8;     // query heads a block serves
@@ -837,6 +840,7 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
     const I start = I(blockIdx.x) * runs() * PART;
     if (start >= len) {
         if (blockIdx.x == 0) {
+            wait_for_inputs();
             for (I i = threadIdx.x; i < gn * D; i += 128) out(b, h * G + g0 + i / D, i % D) = __float2half(0.f);
             if (g0 == 0) new_token(h);
         }
@@ -936,11 +940,14 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
         // (below), so that their round trip overlaps the queries' (a position, its angles,
         // the heads' halves) rather than following it. The block that writes the sequence's
         // new token issues them after it, unless they end before the token's position.
+        // All of this reads only the length, the block table and the cache's earlier
+        // tokens, and may run while the grid ahead (the QKV projection) still does.
         for (I j = threadIdx.x; j < npages; j += 128) pages(j) = int(block_tables(b, first_page + j));
         const bool writes = end == len && g0 == 0;
         const bool early = !writes || len - 1 >= start + I(PAIRS * TILE * (ST - 1));
         __syncthreads();
         if (early) first_tiles();
+        wait_for_inputs();
         const auto qt = qs.tile(ImaConst<GC>{}, ImaConst<DD>{});
         for (int i = threadIdx.x; i < GC * CPR; i += 128) {
             const int r = i / CPR, c = i % CPR;
@@ -1049,6 +1056,9 @@ __device__ __forceinline__ void ima_paged_attend(const Q& query, const NT& new_t
             stage_sync();
         }
         ima_async_wait<0>();
+        // The cache is read: the kernel after this one may start on what it reads early (a
+        // trigger at the start lost 0.5 to 1 µs at B = 1: bench/explore/pdlpre's pdlpre3).
+        ima_launch_dependents();
         l += __shfl_xor_sync(0xffffffffu, l, 1);
         l += __shfl_xor_sync(0xffffffffu, l, 2);
         // The pairs meet pairwise: pairs half .. 2 half - 1 hand their state to pairs
@@ -1178,6 +1188,36 @@ struct alignas(64) ImaTensorMap {
 __device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
+
+// Programmatic dependent launch (sm_90 and later; docs/programmatic-launch.md). A kernel
+// with `early` arguments may start while the kernel ahead of it in its graph still runs
+// (the runtime gives its node a programmatic edge): its body reads only those arguments
+// (what no kernel ahead writes: weights, block tables, the cache's earlier pages) before
+// it calls ima_wait_for_inputs(), which returns once the grids ahead have completed and
+// their writes are visible, and its entry point waits again before the thread exits. Any
+// kernel may call ima_launch_dependents(), a hint that lets the kernel after it start
+// once every block of this one has called it or exited; correctness never depends on
+// where. Outside such a launch the wait returns at once. The runtime looks for
+// `ima_programmatic_wait` in the module's PTX: a module built for an earlier architecture
+// has neither the wait nor the marker, and its kernels keep ordinary edges.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+extern "C" __device__ int ima_programmatic_wait = 1;
+#endif
+__device__ __forceinline__ void ima_grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ima_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
+// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm).
+struct ImaWaitForInputs {
+    __device__ __forceinline__ void operator()() const { ima_grid_dependency_wait(); }
+};
 
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
@@ -2030,17 +2070,22 @@ __device__ __forceinline__ int ima_wg_w4_tile_warpgroups(I n0, I N) {
 // MMA (ima_wg_w4_stage<true, true>; at 16 rows with four quarters' registers, the decode
 // never waiting for an MMA within a stage). With NY = N / 2 (`fused`) the gate/up projection
 // with SiluAndMul fused: a warp's 16 columns of W are 8 of gate, then 8 of up
-// (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8.
+// (GATE_UP_UNIT = 8, which the specs assert), y's column n / 16 * 8 + n % 8. Every thread
+// calls wait_for_inputs() once the pipeline's barriers are set up, before it touches
+// memory (gptq_gemm_wg32's ima_wait_for_inputs, which lets that setup run while the grid
+// ahead does; a no-op for gptq_gemm_wg16).
 #ifdef __CUDA_FP16_TYPES_EXIST__
 template <int R, int STAGES, int SETS = (R == 16 ? 4 : 2), typename I, typename X, typename W, typename P, typename A,
-          typename Y, typename WS, typename XS>
+          typename Y, typename WS, typename XS, typename WF>
 __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, const P& part, const A& arrivals, const Y& y,
-                                                     I M, I K, I N, I NY, const WS& ws, const XS& xs) {
+                                                     I M, I K, I N, I NY, const WS& ws, const XS& xs,
+                                                     const WF& wait_for_inputs) {
     static_assert(R == 16 || R == 32, "x's rows a stage: one or two MMA widths of 16");
     const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
     const ImaStreamK<I> sk(NS * KS);
     const I u0 = sk.start(I(blockIdx.x)), u1 = sk.start(I(blockIdx.x) + 1);
     const ImaTmaPipeline<STAGES, 3, false, 2> pipe;
+    wait_for_inputs();
     if (pipe.consumer() < 0) {
         I kc = u0 % KS, tile = u0 / KS;
         pipe.produce(u1 - u0, [&](int st, I, ImaBarrier bar) {
@@ -2477,7 +2522,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 11 "specs/strided.ima"
  y(i, j) = a * x(i, j) + b; 
-#line 2481 "strided.cu"
+#line 2526 "strided.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
