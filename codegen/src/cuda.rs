@@ -144,6 +144,8 @@ struct PlainCu {
     pointee: String,
     /// `restrict`'s qualifier of its pointer.
     restrict: &'static str,
+    /// `recorder`'s type of its recorder.
+    recorder: &'static str,
     stride_fields: String,
     extent_fields: String,
     element_ref: String,
@@ -363,7 +365,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     );
     // A kernel that starts early waits where its body says (ima.cuh's ImaWaitForInputs).
     let wait = k.starts_early().then_some("ima_wait_for_inputs");
-    body_params.extend(wait.map(|w| format!("const ImaWaitForInputs {w}")));
+    body_params.extend(wait.map(|w| format!("const ImaWaitForInputs<IMA_CHECKED> {w}")));
     body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
     let rank = k.launch.indices().len();
 
@@ -374,7 +376,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         .chain(symbols.iter().map(|s| s.to_string()))
         .chain(k.params.iter().map(|p| p.name.clone()))
         .chain(k.shared.iter().map(|a| a.name.clone()))
-        .chain(wait.map(|_| "ImaWaitForInputs{}".to_string()))
+        .chain(wait.map(|_| "ImaWaitForInputs<IMA_CHECKED>{ima_recorder}".to_string()))
         // The loop's decoded indices, `ima_i`, hold the innermost first.
         .chain((0..rank).rev().map(|d| format!("ima_i[{d}]")))
         .collect();
@@ -574,7 +576,7 @@ fn row_major_offset(rank: usize, index: impl Fn(usize) -> String) -> String {
 fn arg(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> ArgCu {
     match &a.quant {
         None => ArgCu::Plain(plain(k, a, index)),
-        Some(q) => ArgCu::Quant(quant(a, q, index, restrict(k, a))),
+        Some(q) => ArgCu::Quant(quant(a, q, index, restrict(k, a), recorder(k, a))),
     }
 }
 
@@ -584,6 +586,17 @@ fn arg(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> ArgCu {
 /// (nothing writes the memory while the grid runs) lets ptxas move the load across
 /// `griddepcontrol.wait`, and it did, both ways (bench/explore/pdlpre's README): above
 /// the wait, such a load would read what the grid ahead has not written yet.
+/// The type of an argument's recorder: ima.cuh's ImaRecAfterWait, whose checked accesses
+/// are refused before the thread's wait, for an argument that a kernel which starts early
+/// may touch only after it (one not `early`), else ImaRec.
+fn recorder(k: &ir::Kernel, a: &ir::TensorArg) -> &'static str {
+    if k.starts_early() && !a.early {
+        "ImaRecAfterWait<IMA_CHECKED>"
+    } else {
+        "ImaRec<IMA_CHECKED>"
+    }
+}
+
 fn restrict(k: &ir::Kernel, a: &ir::TensorArg) -> &'static str {
     if k.starts_early() && !a.early && a.role == Role::In {
         ""
@@ -625,6 +638,7 @@ fn plain(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> PlainCu {
             format!("const {ty}")
         },
         restrict: restrict(k, a),
+        recorder: recorder(k, a),
         stride_fields: list((0..rank).map(|d| format!("s{d}"))),
         extent_fields: list((0..rank).map(|d| format!("e{d}"))),
         // Inputs read by value; outputs hand out a reference.

@@ -51,7 +51,7 @@ struct {{ p.name }}_t {
 {%- when Some with (v) %}
     // The contract's bounds, lo .. hi.
     I vlo, vhi;
-    ImaRec<IMA_CHECKED> rec;
+    {{ p.recorder }} rec;
     // The entry at ({{ p.indices }}), checked against `values({{ v.text }})` in every mode.
 {%- if v.sentinel.is_some() %}
     // The sentinel, and an entry outside the contract (reported), give no value.
@@ -126,7 +126,7 @@ struct {{ p.name }}_t {
     }
 {%- endif %}
 {%- when None %}
-    ImaRec<IMA_CHECKED> rec;
+    {{ p.recorder }} rec;
     __device__ __forceinline__ {{ p.element_ref }} operator()({{ p.index_params }}) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, {{ p.write }}, {{ "{" }}{{ p.indices }}{{ "}" }}, {{ "{" }}{{ p.extents }}{{ "}" }})) return {{ p.refused }};
@@ -336,7 +336,7 @@ struct {{ q.name }}_t {
 {%- endif %}
     const ImaTensorMap* scales_tma;
 {%- endif %}
-    ImaRec<IMA_CHECKED> rec;
+    {{ q.recorder }} rec;
 {%- if q.vec %}
     // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
     // in vectors.
@@ -1342,6 +1342,9 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
     ImaPending ima_pending;
 {%- if e.checked %}
     ima_pending.count = 0;
+{%- if k.starts_early %}
+    ima_pending.waiting = true;
+{%- endif %}
 {%- else %}
     unsigned int ima_violations = 0;
 {%- endif %}

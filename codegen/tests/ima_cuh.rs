@@ -76,6 +76,24 @@ int main() {
     flush(r, p, {5});
     CHECK(r.count == 2 && r.arg == 4 && r.dim == 1);
 
+    // Before the thread's wait, an access of an argument that is not early is refused and
+    // recorded, inside its bounds or not; after it, only what is outside is.
+    p.waiting = true;
+    const ImaAfterWait after{&p};
+    CHECK(!(ima_in_bounds<int, 2>(after, 3, 1, {1, 2}, {4, 4})));
+    CHECK(!(ima_vec_in_bounds<int, 1, 8>(after, 3, 0, {8}, {16})));
+    ImaRecord early{};
+    early.flag = &flag;
+    flush(early, p, {16});
+    CHECK(early.count == 2 && early.kind == IMA_BEFORE_WAIT && early.arg == 3 && early.write == 0);
+    CHECK(early.index[0] == 8 && early.extent[0] == 16);
+    const ImaWaitForInputs<true> wait_for_inputs{&p};
+    wait_for_inputs();
+    CHECK(!p.waiting);
+    CHECK((ima_in_bounds<int, 2>(after, 3, 1, {1, 2}, {4, 4})) && p.count == 0);
+    CHECK(!(ima_vec_in_bounds<int, 1, 8>(after, 3, 0, {16}, {16})) && p.count == 1);
+    p = ImaPending{};
+
     // A negative index is outside, whatever the extent.
     CHECK(!ima_below(-1, 1 << 30) && !ima_below(-1LL, 1LL << 40) && ima_below(0, 1) && !ima_below(0, 0));
 

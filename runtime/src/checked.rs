@@ -82,6 +82,7 @@ const VALUE_LAST: i32 = 7;
 const TILE_SHAPE: i32 = 8;
 const TILE_CHUNK: i32 = 9;
 const CLUSTER_RANK: i32 = 10;
+const BEFORE_WAIT: i32 = 11;
 const MAX_RANK: usize = 8;
 
 /// Where each field of `ImaRecord` lies, in bytes: ima.cuh's struct, read here.
@@ -205,6 +206,7 @@ impl ViolationRecord {
                 (TILE_SHAPE, _) => Access::TileShape,
                 (TILE_CHUNK, _) => Access::TileChunk,
                 (CLUSTER_RANK, _) => Access::ClusterRank,
+                (BEFORE_WAIT, write) => Access::BeforeWait { write },
                 (OUT_OF_BOUNDS, true) => Access::Write,
                 _ => Access::Read,
             },
@@ -399,6 +401,7 @@ mod tests {
             ("IMA_TILE_SHAPE", TILE_SHAPE),
             ("IMA_TILE_CHUNK", TILE_CHUNK),
             ("IMA_CLUSTER_RANK", CLUSTER_RANK),
+            ("IMA_BEFORE_WAIT", BEFORE_WAIT),
         ];
         let mut src = String::from(
             "#include \"host_shim.h\"\n#include \"ima.cuh\"\n#include <cstddef>\n\

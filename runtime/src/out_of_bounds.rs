@@ -25,6 +25,12 @@ pub enum Access {
     /// A shared array of another block of the cluster (`s.in_block(rank)`) whose rank lies
     /// outside the cluster. Its index is the rank, its extent the cluster's blocks.
     ClusterRank,
+    /// A read or write, in a kernel that starts early (docs/programmatic-launch.md), of an
+    /// argument that is not `early`, before the thread called `ima_wait_for_inputs()`:
+    /// the kernel ahead may still be writing it. Its index is the access's.
+    BeforeWait {
+        write: bool,
+    },
 }
 
 /// An out-of-bounds access of a checked launch (the latest one made by the first thread
@@ -88,6 +94,18 @@ impl fmt::Display for OutOfBounds {
                 self.kernel,
                 self.arg,
                 er - 1,
+            )?,
+            Access::BeforeWait { write } => write!(
+                f,
+                "{}: {} of {}[{}] before ima_wait_for_inputs(): the kernel starts early, and only its `early` arguments may be read before it waits for the kernel ahead (which may still write this one)",
+                self.kernel,
+                if write { "write" } else { "read" },
+                self.arg,
+                self.index
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             )?,
             Access::MisalignedVector => write!(
                 f,

@@ -72,6 +72,10 @@ enum : int {
     // A shared array asked of a block outside the cluster (`s.in_block(rank)`): index holds
     // the rank, extent the cluster's blocks.
     IMA_CLUSTER_RANK = 10,
+    // An access of an argument that is not `early`, in a kernel that starts early, before
+    // the thread called ima_wait_for_inputs() (ImaAfterWait): index holds the access's
+    // indices, extent the argument's.
+    IMA_BEFORE_WAIT = 11,
 };
 
 // R indices of a violation, passed by value to an out-of-line report (a span's fault).
@@ -110,6 +114,9 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+    // A checked entry point of a kernel that starts early: the thread has not called
+    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
+    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -372,6 +379,30 @@ __device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const
     return ok;
 }
 
+// Programmatic dependent launch (sm_90 and later; docs/programmatic-launch.md). A kernel
+// with `early` arguments may start while the kernel ahead of it in its graph still runs
+// (the runtime gives its node a programmatic edge): its body reads only those arguments
+// (what no kernel ahead writes: weights, block tables, the cache's earlier pages) before
+// it calls ima_wait_for_inputs(), which returns once the grids ahead have completed and
+// their writes are visible, and its entry point waits again before the thread exits. Any
+// kernel may call ima_launch_dependents(), a hint that lets the kernel after it start
+// once every block of this one has called it or exited; correctness never depends on
+// where. Outside such a launch the wait returns at once. The runtime looks for
+// `ima_programmatic_wait` in the module's PTX: a module built for an earlier architecture
+// has neither the wait nor the marker, and its kernels keep ordinary edges.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+extern "C" __device__ int ima_programmatic_wait = 1;
+#endif
+__device__ __forceinline__ void ima_grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ima_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -1188,36 +1219,6 @@ struct alignas(64) ImaTensorMap {
 __device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
-
-// Programmatic dependent launch (sm_90 and later; docs/programmatic-launch.md). A kernel
-// with `early` arguments may start while the kernel ahead of it in its graph still runs
-// (the runtime gives its node a programmatic edge): its body reads only those arguments
-// (what no kernel ahead writes: weights, block tables, the cache's earlier pages) before
-// it calls ima_wait_for_inputs(), which returns once the grids ahead have completed and
-// their writes are visible, and its entry point waits again before the thread exits. Any
-// kernel may call ima_launch_dependents(), a hint that lets the kernel after it start
-// once every block of this one has called it or exited; correctness never depends on
-// where. Outside such a launch the wait returns at once. The runtime looks for
-// `ima_programmatic_wait` in the module's PTX: a module built for an earlier architecture
-// has neither the wait nor the marker, and its kernels keep ordinary edges.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_grid_dependency_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void ima_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-// What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
-// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm).
-struct ImaWaitForInputs {
-    __device__ __forceinline__ void operator()() const { ima_grid_dependency_wait(); }
-};
 
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
@@ -2422,6 +2423,59 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
     }
     return ok;
 }
+
+// The recorder of an argument that a kernel which starts early may touch only once the
+// thread has waited for the grids ahead (one not `early`): in a checked entry point, each
+// access first asks whether it has, and one before is reported (IMA_BEFORE_WAIT) and
+// refused, as an access out of bounds is; the release entry points record as any other.
+// Every check of a plain or quantized argument's access goes through ima_in_bounds or
+// ima_vec_in_bounds, which these overloads take over.
+struct ImaAfterWait {
+    ImaPending* p;
+};
+template <bool CHECKED>
+struct ImaAfterWaitOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaAfterWaitOf<true> {
+    using type = ImaAfterWait;
+};
+template <bool CHECKED>
+using ImaRecAfterWait = typename ImaAfterWaitOf<CHECKED>::type;
+__device__ __forceinline__ unsigned int& ima_count_of(ImaAfterWait rec) { return rec.p->count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return rec.p; }
+template <typename I, int R>
+__device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                              const I (&extent)[R]) {
+    if (rec.p->waiting) {
+        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
+}
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    if (rec.p->waiting) {
+        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+        return false;
+    }
+    return ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
+}
+
+// What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
+// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm): the wait
+// for the grids ahead, after which a checked entry point's accesses of the other
+// arguments are no longer refused.
+template <bool CHECKED>
+struct ImaWaitForInputs {
+    ImaRec<CHECKED> rec;
+    __device__ __forceinline__ void operator()() const {
+        ima_grid_dependency_wait();
+        if constexpr (CHECKED) rec->waiting = false;
+    }
+};
 #endif  // IMA_CUH
 
 // ---------------------------------------------------------------------------------------
@@ -2467,7 +2521,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/kernel_names.ima"
  y(i) = x(i) * 0.5f; 
-#line 2471 "kernel_names.cu"
+#line 2525 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2649,7 +2703,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 16 "tests/in/kernel_names.ima"
  y(i) = -x(i); 
-#line 2653 "kernel_names.cu"
+#line 2707 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2831,7 +2885,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 23 "tests/in/kernel_names.ima"
  y(i) = x(i) < 0.f ? 1.f : 0.f; 
-#line 2835 "kernel_names.cu"
+#line 2889 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

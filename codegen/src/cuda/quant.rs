@@ -36,6 +36,8 @@ pub(super) struct QuantCu {
     pub tma: Option<(u32, u32, u32)>,
     /// The qualifier of its buffers' pointers (cuda.rs's `restrict`).
     pub restrict: &'static str,
+    /// The type of its recorder (cuda.rs's `recorder`).
+    pub recorder: &'static str,
 }
 
 pub(super) struct QuantPartCu {
@@ -49,6 +51,7 @@ pub(super) fn quant(
     q: &ir::Quant,
     index: usize,
     restrict: &'static str,
+    recorder: &'static str,
 ) -> QuantCu {
     let buffers = q.buffers(&a.dims[0], &a.dims[1], a.dtype);
     let g_idx_arg = index + 1 + buffers.iter().position(|b| b.part == "g_idx").unwrap_or(0);
@@ -100,6 +103,7 @@ pub(super) fn quant(
     };
     QuantCu {
         restrict,
+        recorder,
         docs: a.docs.clone(),
         name: a.name.clone(),
         arg: index,

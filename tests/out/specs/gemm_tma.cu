@@ -74,6 +74,10 @@ enum : int {
     // A shared array asked of a block outside the cluster (`s.in_block(rank)`): index holds
     // the rank, extent the cluster's blocks.
     IMA_CLUSTER_RANK = 10,
+    // An access of an argument that is not `early`, in a kernel that starts early, before
+    // the thread called ima_wait_for_inputs() (ImaAfterWait): index holds the access's
+    // indices, extent the argument's.
+    IMA_BEFORE_WAIT = 11,
 };
 
 // R indices of a violation, passed by value to an out-of-line report (a span's fault).
@@ -112,6 +116,9 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+    // A checked entry point of a kernel that starts early: the thread has not called
+    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
+    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -374,6 +381,30 @@ __device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const
     return ok;
 }
 
+// Programmatic dependent launch (sm_90 and later; docs/programmatic-launch.md). A kernel
+// with `early` arguments may start while the kernel ahead of it in its graph still runs
+// (the runtime gives its node a programmatic edge): its body reads only those arguments
+// (what no kernel ahead writes: weights, block tables, the cache's earlier pages) before
+// it calls ima_wait_for_inputs(), which returns once the grids ahead have completed and
+// their writes are visible, and its entry point waits again before the thread exits. Any
+// kernel may call ima_launch_dependents(), a hint that lets the kernel after it start
+// once every block of this one has called it or exited; correctness never depends on
+// where. Outside such a launch the wait returns at once. The runtime looks for
+// `ima_programmatic_wait` in the module's PTX: a module built for an earlier architecture
+// has neither the wait nor the marker, and its kernels keep ordinary edges.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+extern "C" __device__ int ima_programmatic_wait = 1;
+#endif
+__device__ __forceinline__ void ima_grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ima_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -1190,36 +1221,6 @@ struct alignas(64) ImaTensorMap {
 __device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
-
-// Programmatic dependent launch (sm_90 and later; docs/programmatic-launch.md). A kernel
-// with `early` arguments may start while the kernel ahead of it in its graph still runs
-// (the runtime gives its node a programmatic edge): its body reads only those arguments
-// (what no kernel ahead writes: weights, block tables, the cache's earlier pages) before
-// it calls ima_wait_for_inputs(), which returns once the grids ahead have completed and
-// their writes are visible, and its entry point waits again before the thread exits. Any
-// kernel may call ima_launch_dependents(), a hint that lets the kernel after it start
-// once every block of this one has called it or exited; correctness never depends on
-// where. Outside such a launch the wait returns at once. The runtime looks for
-// `ima_programmatic_wait` in the module's PTX: a module built for an earlier architecture
-// has neither the wait nor the marker, and its kernels keep ordinary edges.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_grid_dependency_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void ima_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-// What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
-// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm).
-struct ImaWaitForInputs {
-    __device__ __forceinline__ void operator()() const { ima_grid_dependency_wait(); }
-};
 
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
@@ -2424,6 +2425,59 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
     }
     return ok;
 }
+
+// The recorder of an argument that a kernel which starts early may touch only once the
+// thread has waited for the grids ahead (one not `early`): in a checked entry point, each
+// access first asks whether it has, and one before is reported (IMA_BEFORE_WAIT) and
+// refused, as an access out of bounds is; the release entry points record as any other.
+// Every check of a plain or quantized argument's access goes through ima_in_bounds or
+// ima_vec_in_bounds, which these overloads take over.
+struct ImaAfterWait {
+    ImaPending* p;
+};
+template <bool CHECKED>
+struct ImaAfterWaitOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaAfterWaitOf<true> {
+    using type = ImaAfterWait;
+};
+template <bool CHECKED>
+using ImaRecAfterWait = typename ImaAfterWaitOf<CHECKED>::type;
+__device__ __forceinline__ unsigned int& ima_count_of(ImaAfterWait rec) { return rec.p->count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return rec.p; }
+template <typename I, int R>
+__device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                              const I (&extent)[R]) {
+    if (rec.p->waiting) {
+        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
+}
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    if (rec.p->waiting) {
+        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+        return false;
+    }
+    return ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
+}
+
+// What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
+// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm): the wait
+// for the grids ahead, after which a checked entry point's accesses of the other
+// arguments are no longer refused.
+template <bool CHECKED>
+struct ImaWaitForInputs {
+    ImaRec<CHECKED> rec;
+    __device__ __forceinline__ void operator()() const {
+        ima_grid_dependency_wait();
+        if constexpr (CHECKED) rec->waiting = false;
+    }
+};
 #endif  // IMA_CUH
 
 // ---------------------------------------------------------------------------------------
@@ -2932,7 +2986,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2936 "gemm_tma.cu"
+#line 2990 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3694,7 +3748,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3698 "gemm_tma.cu"
+#line 3752 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4595,7 +4649,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4599 "gemm_tma.cu"
+#line 4653 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5467,7 +5521,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5471 "gemm_tma.cu"
+#line 5525 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7092,7 +7146,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7096 "gemm_tma.cu"
+#line 7150 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8923,7 +8977,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8927 "gemm_tma.cu"
+#line 8981 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10656,7 +10710,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
     
-#line 10660 "gemm_tma.cu"
+#line 10714 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11070,7 +11124,7 @@ struct x_t {
     I e0, e1;
     // Its TMA tensor map (a __grid_constant__ parameter of the entry point).
     const ImaTensorMap* tma;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -11891,7 +11945,7 @@ struct part_t {
     float* __restrict__ p;
     I s0, s1, s2, s3, s4;
     I e0, e1, e2, e3, e4;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3, I i4) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 5>(rec, 5, 1, {i0, i1, i2, i3, i4}, {e0, e1, e2, e3, e4})) return ima_sink<float>();
@@ -12028,7 +12082,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 6, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -12093,7 +12147,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 7, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -12380,7 +12434,7 @@ __device__ __forceinline__ void body(
     const I NY,
     const ws_t<I, IMA_CHECKED> ws,
     const xs_t<I, IMA_CHECKED> xs,
-    const ImaWaitForInputs ima_wait_for_inputs) {
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
 #line 616 "specs/gemm_tma.ima"
 
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
@@ -12389,7 +12443,7 @@ __device__ __forceinline__ void body(
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
     
-#line 12393 "gemm_tma.cu"
+#line 12447 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12415,7 +12469,7 @@ __device__ __forceinline__ void run(
     const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 40, 192, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 40 * 192 * I(sizeof(int)) + 1023) / 1024 * 1024;
     const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 256, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs, ImaWaitForInputs{});
+    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs, ImaWaitForInputs<IMA_CHECKED>{ima_recorder});
 }
 
 }  // namespace ima_kernel_gptq_gemm_wg32
@@ -12622,6 +12676,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
+    ima_pending.waiting = true;
     run<int, true>(ima_kernel_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
         ima_kernel_gptq_gemm_wg32::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
         ima_kernel_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
@@ -12737,6 +12792,7 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
+    ima_pending.waiting = true;
     run<long long, true>(ima_kernel_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
         ima_kernel_gptq_gemm_wg32::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
         ima_kernel_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},

@@ -73,6 +73,10 @@ enum : int {
     // A shared array asked of a block outside the cluster (`s.in_block(rank)`): index holds
     // the rank, extent the cluster's blocks.
     IMA_CLUSTER_RANK = 10,
+    // An access of an argument that is not `early`, in a kernel that starts early, before
+    // the thread called ima_wait_for_inputs() (ImaAfterWait): index holds the access's
+    // indices, extent the argument's.
+    IMA_BEFORE_WAIT = 11,
 };
 
 // R indices of a violation, passed by value to an out-of-line report (a span's fault).
@@ -111,6 +115,9 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
+    // A checked entry point of a kernel that starts early: the thread has not called
+    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
+    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -373,6 +380,30 @@ __device__ __forceinline__ bool ima_in_bounds(Rec rec, int arg, int write, const
     return ok;
 }
 
+// Programmatic dependent launch (sm_90 and later; docs/programmatic-launch.md). A kernel
+// with `early` arguments may start while the kernel ahead of it in its graph still runs
+// (the runtime gives its node a programmatic edge): its body reads only those arguments
+// (what no kernel ahead writes: weights, block tables, the cache's earlier pages) before
+// it calls ima_wait_for_inputs(), which returns once the grids ahead have completed and
+// their writes are visible, and its entry point waits again before the thread exits. Any
+// kernel may call ima_launch_dependents(), a hint that lets the kernel after it start
+// once every block of this one has called it or exited; correctness never depends on
+// where. Outside such a launch the wait returns at once. The runtime looks for
+// `ima_programmatic_wait` in the module's PTX: a module built for an earlier architecture
+// has neither the wait nor the marker, and its kernels keep ordinary edges.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+extern "C" __device__ int ima_programmatic_wait = 1;
+#endif
+__device__ __forceinline__ void ima_grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void ima_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -1189,36 +1220,6 @@ struct alignas(64) ImaTensorMap {
 __device__ __forceinline__ void ima_tma_prefetch(const ImaTensorMap* map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
-
-// Programmatic dependent launch (sm_90 and later; docs/programmatic-launch.md). A kernel
-// with `early` arguments may start while the kernel ahead of it in its graph still runs
-// (the runtime gives its node a programmatic edge): its body reads only those arguments
-// (what no kernel ahead writes: weights, block tables, the cache's earlier pages) before
-// it calls ima_wait_for_inputs(), which returns once the grids ahead have completed and
-// their writes are visible, and its entry point waits again before the thread exits. Any
-// kernel may call ima_launch_dependents(), a hint that lets the kernel after it start
-// once every block of this one has called it or exited; correctness never depends on
-// where. Outside such a launch the wait returns at once. The runtime looks for
-// `ima_programmatic_wait` in the module's PTX: a module built for an earlier architecture
-// has neither the wait nor the marker, and its kernels keep ordinary edges.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-extern "C" __device__ int ima_programmatic_wait = 1;
-#endif
-__device__ __forceinline__ void ima_grid_dependency_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void ima_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-// What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
-// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm).
-struct ImaWaitForInputs {
-    __device__ __forceinline__ void operator()() const { ima_grid_dependency_wait(); }
-};
 
 // An mbarrier in shared memory, by its shared-window address.
 struct ImaBarrier {
@@ -2423,6 +2424,59 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
     }
     return ok;
 }
+
+// The recorder of an argument that a kernel which starts early may touch only once the
+// thread has waited for the grids ahead (one not `early`): in a checked entry point, each
+// access first asks whether it has, and one before is reported (IMA_BEFORE_WAIT) and
+// refused, as an access out of bounds is; the release entry points record as any other.
+// Every check of a plain or quantized argument's access goes through ima_in_bounds or
+// ima_vec_in_bounds, which these overloads take over.
+struct ImaAfterWait {
+    ImaPending* p;
+};
+template <bool CHECKED>
+struct ImaAfterWaitOf {
+    using type = ImaRecorder;
+};
+template <>
+struct ImaAfterWaitOf<true> {
+    using type = ImaAfterWait;
+};
+template <bool CHECKED>
+using ImaRecAfterWait = typename ImaAfterWaitOf<CHECKED>::type;
+__device__ __forceinline__ unsigned int& ima_count_of(ImaAfterWait rec) { return rec.p->count; }
+__device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return rec.p; }
+template <typename I, int R>
+__device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                              const I (&extent)[R]) {
+    if (rec.p->waiting) {
+        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+        return false;
+    }
+    return ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
+}
+template <typename I, int R, int W>
+__device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                                  const I (&extent)[R]) {
+    if (rec.p->waiting) {
+        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+        return false;
+    }
+    return ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
+}
+
+// What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
+// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm): the wait
+// for the grids ahead, after which a checked entry point's accesses of the other
+// arguments are no longer refused.
+template <bool CHECKED>
+struct ImaWaitForInputs {
+    ImaRec<CHECKED> rec;
+    __device__ __forceinline__ void operator()() const {
+        ima_grid_dependency_wait();
+        if constexpr (CHECKED) rec->waiting = false;
+    }
+};
 #endif  // IMA_CUH
 
 // ---------------------------------------------------------------------------------------
@@ -3394,7 +3448,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages, [] {});
     
-#line 3398 "paged.cu"
+#line 3452 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4089,7 +4143,7 @@ struct qkv_t {
     const __half* p;
     I s0, s1;
     I e0, e1;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4598,7 +4652,7 @@ struct part_o_t {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2, I i3) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 4>(rec, 8, 1, {i0, i1, i2, i3}, {e0, e1, e2, e3})) return ima_sink<float>();
@@ -4734,7 +4788,7 @@ struct part_lse_t {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 9, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<float>();
@@ -4799,7 +4853,7 @@ struct arrivals_t {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ int& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 10, 1, {i0, i1}, {e0, e1})) return ima_sink<int>();
@@ -4864,7 +4918,7 @@ struct out_t {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1, I i2) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 3>(rec, 11, 1, {i0, i1, i2}, {e0, e1, e2})) return ima_sink<__half>();
@@ -5262,7 +5316,7 @@ __device__ __forceinline__ void body(
     const red_o_t<I, IMA_CHECKED> red_o,
     const red_ml_t<I, IMA_CHECKED> red_ml,
     const pages_t<I, IMA_CHECKED> pages,
-    const ImaWaitForInputs ima_wait_for_inputs) {
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
 #line 169 "specs/paged.ima"
 
         // ima.cuh's ima_paged_attend, as paged_attn's, the queries and the new token from qkv.
@@ -5306,7 +5360,7 @@ __device__ __forceinline__ void body(
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages,
                                           ima_wait_for_inputs);
     
-#line 5310 "paged.cu"
+#line 5364 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5346,7 +5400,7 @@ __device__ __forceinline__ void run(
     const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_recorder};
     ima_smem_off = (ima_smem_off + 2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
     const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_recorder};
-    body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages, ImaWaitForInputs{});
+    body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages, ImaWaitForInputs<IMA_CHECKED>{ima_recorder});
 }
 
 }  // namespace ima_kernel_paged_attn_rope
@@ -5773,6 +5827,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
     __builtin_assume(D == 128);
     ImaPending ima_pending;
     ima_pending.count = 0;
+    ima_pending.waiting = true;
     run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
         ima_kernel_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
         ima_kernel_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
@@ -5950,6 +6005,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
     __builtin_assume(D == 128);
     ImaPending ima_pending;
     ima_pending.count = 0;
+    ima_pending.waiting = true;
     run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
         ima_kernel_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
         ima_kernel_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
