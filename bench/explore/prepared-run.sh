@@ -346,6 +346,41 @@ case "${1:-1}" in
         done
     done
     ;;
+27)
+    # Session 64's landing of programmatic launch by spec (docs/programmatic-launch.md),
+    # staged by bench/explore/landing-stage.sh (27 suite: the test binaries; 27 layers:
+    # the three layers and their precompiled modules, the two over the 64 MiB a call
+    # carries together). The suite (graph_gpu's chains of kernels that start early among
+    # it); then each layer checked against the f64 reference and timed, two passes:
+    # f18c448's (decode_layer_before), pdlb's patch on it (bench/explore/pdlattn2) and the
+    # tree's, with and without programmatic edges.
+    cat .gpu/commit
+    if [ "${2:-}" = suite ]; then
+        timeout 420 bash .gpu/on-device test 2>&1 | grep -E "^=== |test result|FAILED|panicked" | tail -60
+        exit 0
+    fi
+    precompiled
+    for bin in decode_layer_before decode_layer_pdlb decode_layer; do
+        timeout 200 bash .gpu/on-device run "$bin" check > "/tmp/check-$bin.log" 2>&1 &
+    done
+    wait
+    for bin in decode_layer_before decode_layer_pdlb decode_layer; do
+        echo "== $bin check"
+        tail -4 "/tmp/check-$bin.log"
+    done
+    echo "== decode_layer check, IMA_PROGRAMMATIC_LAUNCH=0"
+    IMA_PROGRAMMATIC_LAUNCH=0 timeout 100 bash .gpu/on-device run decode_layer check 2>&1 | tail -2
+    for pass in 1 2; do
+        for run in decode_layer_before decode_layer_pdlb decode_layer decode_layer:0; do
+            bin=${run%:*} vars=()
+            [ "$run" = decode_layer:0 ] && vars=(IMA_PROGRAMMATIC_LAUNCH=0)
+            echo "== $bin ${vars[*]} bench ($pass)"
+            env "${vars[@]}" timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 |
+                grep -E 'CUDA graph|kernel by kernel' |
+                awk -F'|' '{ printf "B=%s%s:%s\n", $2, $6, $7 }' | tr -s ' '
+        done
+    done
+    ;;
 22)
     precompiled
     # The short parts first: torch.compile's first build in bench may take minutes.
