@@ -945,3 +945,72 @@ fn a_kernel_whose_early_argument_a_node_ahead_writes_keeps_an_ordinary_edge() {
     drop(graph);
     ctx.check_err().unwrap();
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_checked_launch_reports_a_read_before_the_wait_of_an_argument_that_is_not_early() {
+    let (ctx, stream) = setup();
+    let k = early_spec::Kernels::load(&ctx).unwrap();
+    let n = 600;
+    let x_h: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let table_h: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let x = Tensor::from_host(&stream, &x_h, &[n]).unwrap();
+    let table = Tensor::from_host(&stream, &table_h, &[n]).unwrap();
+    let mut y = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
+    let kernel = k.reads_too_soon.kernel();
+    // Release, launched directly (never started early): it reads x as it is.
+    kernel.set_checked_mode(CheckedMode::Off);
+    kernel
+        .launch(
+            &stream,
+            &mut [
+                ima::KernelArg::read(&table),
+                ima::KernelArg::read(&x),
+                ima::KernelArg::write(&mut y),
+            ],
+            &[],
+        )
+        .unwrap();
+    let want: Vec<f32> = x_h.iter().zip(&table_h).map(|(a, b)| a + b).collect();
+    assert_eq!(y.to_host(&stream).unwrap(), want);
+    // Checked: every thread's read of x before its wait is refused and reported.
+    kernel.set_checked_mode(CheckedMode::Wait);
+    let e = kernel
+        .launch(
+            &stream,
+            &mut [
+                ima::KernelArg::read(&table),
+                ima::KernelArg::read(&x),
+                ima::KernelArg::write(&mut y),
+            ],
+            &[],
+        )
+        .unwrap_err();
+    let text = e.to_string();
+    let r = out_of_bounds(e);
+    assert_eq!(
+        (r.arg.as_str(), r.access),
+        ("x", Access::BeforeWait { write: false }),
+        "{text}"
+    );
+    assert_eq!(r.count as usize, n, "{text}");
+    assert!(text.contains("before ima_wait_for_inputs()"), "{text}");
+    println!("{text}");
+    // halve_and_add reads only its early table before the wait: no report.
+    let halve = k.halve_and_add.kernel();
+    halve.set_checked_mode(CheckedMode::Wait);
+    halve
+        .launch(
+            &stream,
+            &mut [
+                ima::KernelArg::read(&table),
+                ima::KernelArg::read(&x),
+                ima::KernelArg::write(&mut y),
+            ],
+            &[],
+        )
+        .unwrap();
+    let want: Vec<f32> = x_h.iter().zip(&table_h).map(|(a, b)| a * 0.5 + b).collect();
+    assert_eq!(y.to_host(&stream).unwrap(), want);
+    ctx.check_err().unwrap();
+}

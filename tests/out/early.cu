@@ -2895,3 +2895,239 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i64_checked(
         ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// reads_too_soon(table: f32[T], x: f32[N], y: f32[N])
+// A planted bug: x is read before the wait, where the kernel ahead may still write it. A
+// checked launch refuses the read and reports it (ImaAfterWait); the release entry point
+// reads it (correctly only where nothing starts the kernel early: a direct launch).
+namespace ima_kernel_reads_too_soon {
+
+
+// in table: f32[T]
+template <typename I, bool IMA_CHECKED>
+struct table_t {
+    const float* __restrict__ p;
+    I s0;
+    I e0;
+    ImaRec<IMA_CHECKED> rec;
+    __device__ __forceinline__ float operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
+        }
+        return p[i0];
+    }
+};
+
+// in x: f32[N]
+template <typename I, bool IMA_CHECKED>
+struct x_t {
+    const float* p;
+    I s0;
+    I e0;
+    ImaRecAfterWait<IMA_CHECKED> rec;
+    __device__ __forceinline__ float operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
+        }
+        return p[i0];
+    }
+};
+
+// out y: f32[N]
+template <typename I, bool IMA_CHECKED>
+struct y_t {
+    float* __restrict__ p;
+    I s0;
+    I e0;
+    ImaRecAfterWait<IMA_CHECKED> rec;
+    __device__ __forceinline__ float& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<float>();
+        }
+        return p[i0];
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const table_t<I, IMA_CHECKED> table,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
+    const I T,
+    const I N,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
+#line 41 "tests/in/early.ima"
+
+        const I i = I(blockIdx.x) * 256 + threadIdx.x;
+        const float v = i < N ? x(i) + table(i) : 0.f;
+        ima_wait_for_inputs();
+        if (i < N) y(i) = v;
+    
+#line 2968 "early.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const table_t<I, IMA_CHECKED> table,
+    const x_t<I, IMA_CHECKED> x,
+    const y_t<I, IMA_CHECKED> y,
+    const I T,
+    const I N,
+    const ImaRec<IMA_CHECKED> ima_recorder) {
+    body<I, IMA_CHECKED>(table, x, y, T, N, ImaWaitForInputs<IMA_CHECKED>{ima_recorder});
+}
+
+}  // namespace ima_kernel_reads_too_soon
+
+extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32(
+    const float* __restrict__ table,
+    int table_s0,
+    const float* x,
+    int x_s0,
+    float* __restrict__ y,
+    int y_s0,
+    int T,
+    int N) {
+    using namespace ima_kernel_reads_too_soon;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    run<int, false>(ima_kernel_reads_too_soon::table_t<int, false>{table, table_s0, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_reads_too_soon::x_t<int, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_reads_too_soon::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+        T,
+        N,
+        ImaRecorder{nullptr, nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i64(
+    const float* __restrict__ table,
+    long long table_s0,
+    const float* x,
+    long long x_s0,
+    float* __restrict__ y,
+    long long y_s0,
+    long long T,
+    long long N) {
+    using namespace ima_kernel_reads_too_soon;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    run<long long, false>(ima_kernel_reads_too_soon::table_t<long long, false>{table, table_s0, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_reads_too_soon::x_t<long long, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_reads_too_soon::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+        T,
+        N,
+        ImaRecorder{nullptr, nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32_checked(
+    const float* __restrict__ table,
+    int table_s0,
+    const float* x,
+    int x_s0,
+    float* __restrict__ y,
+    int y_s0,
+    int T,
+    int N,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_reads_too_soon;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    ima_pending.waiting = true;
+    run<int, true>(ima_kernel_reads_too_soon::table_t<int, true>{table, table_s0, T, &ima_pending},
+        ima_kernel_reads_too_soon::x_t<int, true>{x, x_s0, N, &ima_pending},
+        ima_kernel_reads_too_soon::y_t<int, true>{y, y_s0, N, &ima_pending},
+        T,
+        N,
+        &ima_pending);
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            break;
+        case 2:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i64_checked(
+    const float* __restrict__ table,
+    long long table_s0,
+    const float* x,
+    long long x_s0,
+    float* __restrict__ y,
+    long long y_s0,
+    long long T,
+    long long N,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_reads_too_soon;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    ima_pending.waiting = true;
+    run<long long, true>(ima_kernel_reads_too_soon::table_t<long long, true>{table, table_s0, T, &ima_pending},
+        ima_kernel_reads_too_soon::x_t<long long, true>{x, x_s0, N, &ima_pending},
+        ima_kernel_reads_too_soon::y_t<long long, true>{y, y_s0, N, &ima_pending},
+        T,
+        N,
+        &ima_pending);
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = T;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            break;
+        case 2:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}

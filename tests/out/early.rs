@@ -19,6 +19,7 @@ pub const SPEC_FILE: &str = "tests/in/early.ima";
 pub struct Kernels {
     pub add_one_slowly: AddOneSlowly,
     pub halve_and_add: HalveAndAdd,
+    pub reads_too_soon: ReadsTooSoon,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -30,6 +31,7 @@ impl Kernels {
     pub fn set_checked(&self, on: bool) {
         self.add_one_slowly.kernel.set_checked(on);
         self.halve_and_add.kernel.set_checked(on);
+        self.reads_too_soon.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -38,6 +40,7 @@ impl Kernels {
     pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
         self.add_one_slowly.kernel.set_checked_mode(mode);
         self.halve_and_add.kernel.set_checked_mode(mode);
+        self.reads_too_soon.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -45,6 +48,7 @@ impl Kernels {
     pub fn check_deferred(&self) -> Result<(), ima::Error> {
         self.add_one_slowly.kernel.check_deferred()?;
         self.halve_and_add.kernel.check_deferred()?;
+        self.reads_too_soon.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -53,6 +57,7 @@ impl Kernels {
     pub fn set_sync(&self, on: bool) {
         self.add_one_slowly.kernel.set_sync(on);
         self.halve_and_add.kernel.set_sync(on);
+        self.reads_too_soon.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -64,6 +69,9 @@ impl Kernels {
             },
             halve_and_add: HalveAndAdd {
                 kernel: module.kernel(&HALVE_AND_ADD)?,
+            },
+            reads_too_soon: ReadsTooSoon {
+                kernel: module.kernel(&READS_TOO_SOON)?,
             },
         })
     }
@@ -317,4 +325,137 @@ pub static HALVE_AND_ADD: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: false,
     entry_i32: "halve_and_add_i32",
     entry_i64: "halve_and_add_i64",
+};
+
+/// `reads_too_soon(table: f32[T], x: f32[N], y: f32[N])`
+///
+/// A planted bug: x is read before the wait, where the kernel ahead may still write it. A
+/// checked launch refuses the read and reports it (ImaAfterWait); the release entry point
+/// reads it (correctly only where nothing starts the kernel early: a direct launch).
+///
+/// Declared at `tests/in/early.ima:36`.
+pub struct ReadsTooSoon {
+    kernel: ima::Kernel,
+}
+
+impl ReadsTooSoon {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &READS_TOO_SOON;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`ReadsTooSoonArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: ReadsTooSoonArgs<'_, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let ReadsTooSoonArgs { table, x, y } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(table), ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: ReadsTooSoonArgs<'a, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let ReadsTooSoonArgs { table, x, y } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(table), ima::KernelArg::read(x), ima::KernelArg::write(y)], &[])
+    }
+}
+
+/// The arguments of [`ReadsTooSoon::launch`] and [`ReadsTooSoon::launch_in`], by name.
+///
+/// `reads_too_soon(table: f32[T], x: f32[N], y: f32[N])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct ReadsTooSoonArgs<'a, Table: ima::ReadTensor<f32>, X: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
+    /// f32 `[T]`, contiguous
+    pub table: &'a Table,
+    /// f32 `[N]`, contiguous
+    pub x: &'a X,
+    /// f32 `[N]`, contiguous
+    pub y: &'a mut Y,
+}
+
+/// The contract of `reads_too_soon`.
+pub static READS_TOO_SOON: ima::KernelContract = ima::KernelContract {
+    name: "reads_too_soon",
+    signature: "reads_too_soon(table: f32[T], x: f32[N], y: f32[N])",
+    location: "tests/in/early.ima:36",
+    symbols: &[
+        ima::Symbol { name: "T", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 0 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "table",
+            role: ima::Role::In,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "T", expr: ima::Expr::Sym(0) },
+            ],
+            stored: &[0],
+            strided: false,
+            early: true,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "x",
+            role: ima::Role::In,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0],
+            strided: false,
+            early: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "N", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0],
+            strided: false,
+            early: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+        ima::Constraint { text: "N <= T", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(1), &ima::Expr::Sym(0)) },
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(256))], resident: ima::Resident::No, cluster: None },
+    empty: ima::EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "reads_too_soon_i32",
+    entry_i64: "reads_too_soon_i64",
 };
