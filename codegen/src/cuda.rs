@@ -356,6 +356,9 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     let mut run_params = accessors.clone();
     run_params.extend(values.iter().cloned());
     run_params.push("const ImaRec<IMA_CHECKED> ima_recorder".into());
+    // A kernel that starts early waits where its body says (ima.cuh's ImaWaitForInputs).
+    let wait = k.starts_early().then_some("ima_wait_for_inputs");
+    run_params.extend(wait.map(|w| format!("const ImaWaitForInputs<IMA_CHECKED> {w}")));
     let mut body_params = accessors;
     body_params.extend(values);
     body_params.extend(
@@ -363,8 +366,6 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
             .iter()
             .map(|a| format!("const {}_t<I, IMA_CHECKED> {}", a.name, a.name)),
     );
-    // A kernel that starts early waits where its body says (ima.cuh's ImaWaitForInputs).
-    let wait = k.starts_early().then_some("ima_wait_for_inputs");
     body_params.extend(wait.map(|w| format!("const ImaWaitForInputs<IMA_CHECKED> {w}")));
     body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
     let rank = k.launch.indices().len();
@@ -376,7 +377,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         .chain(symbols.iter().map(|s| s.to_string()))
         .chain(k.params.iter().map(|p| p.name.clone()))
         .chain(k.shared.iter().map(|a| a.name.clone()))
-        .chain(wait.map(|_| "ImaWaitForInputs<IMA_CHECKED>{ima_recorder}".to_string()))
+        .chain(wait.map(str::to_string))
         // The loop's decoded indices, `ima_i`, hold the innermost first.
         .chain((0..rank).rev().map(|d| format!("ima_i[{d}]")))
         .collect();
@@ -816,7 +817,13 @@ fn entry(
             fields.push(c_expr(k, &v.lo.expr));
             fields.push(c_expr(k, &v.hi.expr));
         }
-        fields.push(record.to_string());
+        // An argument a kernel that starts early may touch only after its wait: a checked
+        // entry point's accessor also asks the thread's flag (ima.cuh's ImaAfterWait).
+        if checked && k.starts_early() && !a.early {
+            fields.push(format!("ImaAfterWait{{{record}, &ima_waiting}}"));
+        } else {
+            fields.push(record.to_string());
+        }
         // Qualified: the entry point sees the global namespace too, where CUDA's headers
         // declare POSIX types such as `key_t` and `size_t` (an argument named `key`).
         run_args.push(format!(
@@ -829,6 +836,13 @@ fn entry(
     run_args.extend(k.symbols.iter().map(|s| s.name.clone()));
     run_args.extend(k.params.iter().map(|p| p.name.clone()));
     run_args.push(record.to_string());
+    if k.starts_early() {
+        run_args.push(if checked {
+            "ImaWaitForInputs<true>{&ima_waiting}".to_string()
+        } else {
+            "ImaWaitForInputs<false>{nullptr}".to_string()
+        });
+    }
     let tensor_maps = abi
         .entry_params(checked)
         .filter_map(|p| match p {

@@ -1343,7 +1343,9 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
 {%- if e.checked %}
     ima_pending.count = 0;
 {%- if k.starts_early %}
-    ima_pending.waiting = true;
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
 {%- endif %}
 {%- else %}
     unsigned int ima_violations = 0;

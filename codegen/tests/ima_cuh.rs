@@ -78,8 +78,8 @@ int main() {
 
     // Before the thread's wait, an access of an argument that is not early is refused and
     // recorded, inside its bounds or not; after it, only what is outside is.
-    p.waiting = true;
-    const ImaAfterWait after{&p};
+    bool waiting = true;
+    const ImaAfterWait after{&p, &waiting};
     CHECK(!(ima_in_bounds<int, 2>(after, 3, 1, {1, 2}, {4, 4})));
     CHECK(!(ima_vec_in_bounds<int, 1, 8>(after, 3, 0, {8}, {16})));
     ImaRecord early{};
@@ -87,9 +87,9 @@ int main() {
     flush(early, p, {16});
     CHECK(early.count == 2 && early.kind == IMA_BEFORE_WAIT && early.arg == 3 && early.write == 0);
     CHECK(early.index[0] == 8 && early.extent[0] == 16);
-    const ImaWaitForInputs<true> wait_for_inputs{&p};
+    const ImaWaitForInputs<true> wait_for_inputs{&waiting};
     wait_for_inputs();
-    CHECK(!p.waiting);
+    CHECK(!waiting);
     CHECK((ima_in_bounds<int, 2>(after, 3, 1, {1, 2}, {4, 4})) && p.count == 0);
     CHECK(!(ima_vec_in_bounds<int, 1, 8>(after, 3, 0, {16}, {16})) && p.count == 1);
     p = ImaPending{};

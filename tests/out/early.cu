@@ -114,9 +114,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-    // A checked entry point of a kernel that starts early: the thread has not called
-    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
-    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -2432,6 +2429,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
 // ima_vec_in_bounds, which these overloads take over.
 struct ImaAfterWait {
     ImaPending* p;
+    // The thread has not called ima_wait_for_inputs() yet: the checked entry point's own
+    // flag, apart from its ImaPending.
+    const bool* waiting;
 };
 template <bool CHECKED>
 struct ImaAfterWaitOf {
@@ -2448,7 +2448,7 @@ __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return re
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2457,7 +2457,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int wri
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2470,10 +2470,11 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int
 // arguments are no longer refused.
 template <bool CHECKED>
 struct ImaWaitForInputs {
-    ImaRec<CHECKED> rec;
+    // A checked entry point's flag (ImaAfterWait's), cleared here; null in a release one.
+    bool* waiting;
     __device__ __forceinline__ void operator()() const {
         ima_grid_dependency_wait();
-        if constexpr (CHECKED) rec->waiting = false;
+        if constexpr (CHECKED) *waiting = false;
     }
 };
 #endif  // IMA_CUH
@@ -2530,7 +2531,7 @@ __device__ __forceinline__ void body(
         const I i = I(blockIdx.x) * 256 + threadIdx.x;
         if (i < N) y(i) = x(i) + 1.f;
     
-#line 2534 "early.cu"
+#line 2535 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2728,7 +2729,7 @@ __device__ __forceinline__ void body(
         ima_wait_for_inputs();
         if (i < N) y(i) = x(i) * 0.5f + t;
     
-#line 2732 "early.cu"
+#line 2733 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2738,8 +2739,9 @@ __device__ __forceinline__ void run(
     const y_t<I, IMA_CHECKED> y,
     const I T,
     const I N,
-    const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(table, x, y, T, N, ImaWaitForInputs<IMA_CHECKED>{ima_recorder});
+    const ImaRec<IMA_CHECKED> ima_recorder,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
+    body<I, IMA_CHECKED>(table, x, y, T, N, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_halve_and_add
@@ -2765,7 +2767,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i32(
         ima_kernel_halve_and_add::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
         T,
         N,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -2793,7 +2796,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i64(
         ima_kernel_halve_and_add::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
         T,
         N,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -2819,13 +2823,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    ima_pending.waiting = true;
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
     run<int, true>(ima_kernel_halve_and_add::table_t<int, true>{table, table_s0, T, &ima_pending},
-        ima_kernel_halve_and_add::x_t<int, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_halve_and_add::y_t<int, true>{y, y_s0, N, &ima_pending},
+        ima_kernel_halve_and_add::x_t<int, true>{x, x_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_halve_and_add::y_t<int, true>{y, y_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
         T,
         N,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -2867,13 +2874,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    ima_pending.waiting = true;
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
     run<long long, true>(ima_kernel_halve_and_add::table_t<long long, true>{table, table_s0, T, &ima_pending},
-        ima_kernel_halve_and_add::x_t<long long, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_halve_and_add::y_t<long long, true>{y, y_s0, N, &ima_pending},
+        ima_kernel_halve_and_add::x_t<long long, true>{x, x_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_halve_and_add::y_t<long long, true>{y, y_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
         T,
         N,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -2964,7 +2974,7 @@ __device__ __forceinline__ void body(
         ima_wait_for_inputs();
         if (i < N) y(i) = v;
     
-#line 2968 "early.cu"
+#line 2978 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2974,8 +2984,9 @@ __device__ __forceinline__ void run(
     const y_t<I, IMA_CHECKED> y,
     const I T,
     const I N,
-    const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(table, x, y, T, N, ImaWaitForInputs<IMA_CHECKED>{ima_recorder});
+    const ImaRec<IMA_CHECKED> ima_recorder,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
+    body<I, IMA_CHECKED>(table, x, y, T, N, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_reads_too_soon
@@ -3001,7 +3012,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32(
         ima_kernel_reads_too_soon::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
         T,
         N,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -3029,7 +3041,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i64(
         ima_kernel_reads_too_soon::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
         T,
         N,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -3055,13 +3068,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    ima_pending.waiting = true;
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
     run<int, true>(ima_kernel_reads_too_soon::table_t<int, true>{table, table_s0, T, &ima_pending},
-        ima_kernel_reads_too_soon::x_t<int, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_reads_too_soon::y_t<int, true>{y, y_s0, N, &ima_pending},
+        ima_kernel_reads_too_soon::x_t<int, true>{x, x_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_reads_too_soon::y_t<int, true>{y, y_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
         T,
         N,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -3103,13 +3119,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    ima_pending.waiting = true;
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
     run<long long, true>(ima_kernel_reads_too_soon::table_t<long long, true>{table, table_s0, T, &ima_pending},
-        ima_kernel_reads_too_soon::x_t<long long, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_reads_too_soon::y_t<long long, true>{y, y_s0, N, &ima_pending},
+        ima_kernel_reads_too_soon::x_t<long long, true>{x, x_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_reads_too_soon::y_t<long long, true>{y, y_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
         T,
         N,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).

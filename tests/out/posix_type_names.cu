@@ -114,9 +114,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-    // A checked entry point of a kernel that starts early: the thread has not called
-    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
-    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -2432,6 +2429,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
 // ima_vec_in_bounds, which these overloads take over.
 struct ImaAfterWait {
     ImaPending* p;
+    // The thread has not called ima_wait_for_inputs() yet: the checked entry point's own
+    // flag, apart from its ImaPending.
+    const bool* waiting;
 };
 template <bool CHECKED>
 struct ImaAfterWaitOf {
@@ -2448,7 +2448,7 @@ __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return re
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2457,7 +2457,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int wri
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2470,10 +2470,11 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int
 // arguments are no longer refused.
 template <bool CHECKED>
 struct ImaWaitForInputs {
-    ImaRec<CHECKED> rec;
+    // A checked entry point's flag (ImaAfterWait's), cleared here; null in a release one.
+    bool* waiting;
     __device__ __forceinline__ void operator()() const {
         ima_grid_dependency_wait();
-        if constexpr (CHECKED) rec->waiting = false;
+        if constexpr (CHECKED) *waiting = false;
     }
 };
 #endif  // IMA_CUH
@@ -2537,7 +2538,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
-#line 2541 "posix_type_names.cu"
+#line 2542 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

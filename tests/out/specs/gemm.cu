@@ -116,9 +116,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-    // A checked entry point of a kernel that starts early: the thread has not called
-    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
-    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -2434,6 +2431,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
 // ima_vec_in_bounds, which these overloads take over.
 struct ImaAfterWait {
     ImaPending* p;
+    // The thread has not called ima_wait_for_inputs() yet: the checked entry point's own
+    // flag, apart from its ImaPending.
+    const bool* waiting;
 };
 template <bool CHECKED>
 struct ImaAfterWaitOf {
@@ -2450,7 +2450,7 @@ __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return re
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2459,7 +2459,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int wri
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2472,10 +2472,11 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int
 // arguments are no longer refused.
 template <bool CHECKED>
 struct ImaWaitForInputs {
-    ImaRec<CHECKED> rec;
+    // A checked entry point's flag (ImaAfterWait's), cleared here; null in a release one.
+    bool* waiting;
     __device__ __forceinline__ void operator()() const {
         ima_grid_dependency_wait();
-        if constexpr (CHECKED) rec->waiting = false;
+        if constexpr (CHECKED) *waiting = false;
     }
 };
 #endif  // IMA_CUH
@@ -2919,7 +2920,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2923 "gemm.cu"
+#line 2924 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3636,7 +3637,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3640 "gemm.cu"
+#line 3641 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4335,7 +4336,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4339 "gemm.cu"
+#line 4340 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4969,7 +4970,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4973 "gemm.cu"
+#line 4974 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6130,7 +6131,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 6134 "gemm.cu"
+#line 6135 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -116,9 +116,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-    // A checked entry point of a kernel that starts early: the thread has not called
-    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
-    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -2434,6 +2431,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
 // ima_vec_in_bounds, which these overloads take over.
 struct ImaAfterWait {
     ImaPending* p;
+    // The thread has not called ima_wait_for_inputs() yet: the checked entry point's own
+    // flag, apart from its ImaPending.
+    const bool* waiting;
 };
 template <bool CHECKED>
 struct ImaAfterWaitOf {
@@ -2450,7 +2450,7 @@ __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return re
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2459,7 +2459,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int wri
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2472,10 +2472,11 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int
 // arguments are no longer refused.
 template <bool CHECKED>
 struct ImaWaitForInputs {
-    ImaRec<CHECKED> rec;
+    // A checked entry point's flag (ImaAfterWait's), cleared here; null in a release one.
+    bool* waiting;
     __device__ __forceinline__ void operator()() const {
         ima_grid_dependency_wait();
-        if constexpr (CHECKED) rec->waiting = false;
+        if constexpr (CHECKED) *waiting = false;
     }
 };
 #endif  // IMA_CUH
@@ -2986,7 +2987,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 2990 "gemm_tma.cu"
+#line 2991 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3748,7 +3749,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3752 "gemm_tma.cu"
+#line 3753 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4649,7 +4650,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4653 "gemm_tma.cu"
+#line 4654 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5521,7 +5522,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5525 "gemm_tma.cu"
+#line 5526 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7146,7 +7147,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7150 "gemm_tma.cu"
+#line 7151 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8977,7 +8978,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 8981 "gemm_tma.cu"
+#line 8982 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10710,7 +10711,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
     
-#line 10714 "gemm_tma.cu"
+#line 10715 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12443,7 +12444,7 @@ __device__ __forceinline__ void body(
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
     
-#line 12447 "gemm_tma.cu"
+#line 12448 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12458,7 +12459,8 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    const ImaRec<IMA_CHECKED> ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     // Their start is rounded up to 1024 bytes from the 16-byte-aligned base, in the
@@ -12469,7 +12471,7 @@ __device__ __forceinline__ void run(
     const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 40, 192, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 40 * 192 * I(sizeof(int)) + 1023) / 1024 * 1024;
     const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 256, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs, ImaWaitForInputs<IMA_CHECKED>{ima_recorder});
+    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_gptq_gemm_wg32
@@ -12539,7 +12541,8 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
         N,
         G,
         NY,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -12611,7 +12614,8 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
         N,
         G,
         NY,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -12676,18 +12680,21 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    ima_pending.waiting = true;
-    run<int, true>(ima_kernel_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<int, true>(ima_kernel_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaAfterWait{&ima_pending, &ima_waiting}},
         ima_kernel_gptq_gemm_wg32::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg32::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -12792,18 +12799,21 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    ima_pending.waiting = true;
-    run<long long, true>(ima_kernel_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<long long, true>(ima_kernel_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaAfterWait{&ima_pending, &ima_waiting}},
         ima_kernel_gptq_gemm_wg32::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg32::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).

@@ -116,9 +116,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-    // A checked entry point of a kernel that starts early: the thread has not called
-    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
-    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -2434,6 +2431,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
 // ima_vec_in_bounds, which these overloads take over.
 struct ImaAfterWait {
     ImaPending* p;
+    // The thread has not called ima_wait_for_inputs() yet: the checked entry point's own
+    // flag, apart from its ImaPending.
+    const bool* waiting;
 };
 template <bool CHECKED>
 struct ImaAfterWaitOf {
@@ -2450,7 +2450,7 @@ __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return re
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2459,7 +2459,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int wri
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2472,10 +2472,11 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int
 // arguments are no longer refused.
 template <bool CHECKED>
 struct ImaWaitForInputs {
-    ImaRec<CHECKED> rec;
+    // A checked entry point's flag (ImaAfterWait's), cleared here; null in a release one.
+    bool* waiting;
     __device__ __forceinline__ void operator()() const {
         ima_grid_dependency_wait();
-        if constexpr (CHECKED) rec->waiting = false;
+        if constexpr (CHECKED) *waiting = false;
     }
 };
 #endif  // IMA_CUH
@@ -2731,7 +2732,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2735 "index.cu"
+#line 2736 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3425,7 +3426,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3429 "index.cu"
+#line 3430 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3975,7 +3976,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3979 "index.cu"
+#line 3980 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4389,7 +4390,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4393 "index.cu"
+#line 4394 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

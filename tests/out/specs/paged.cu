@@ -115,9 +115,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-    // A checked entry point of a kernel that starts early: the thread has not called
-    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
-    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -2433,6 +2430,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
 // ima_vec_in_bounds, which these overloads take over.
 struct ImaAfterWait {
     ImaPending* p;
+    // The thread has not called ima_wait_for_inputs() yet: the checked entry point's own
+    // flag, apart from its ImaPending.
+    const bool* waiting;
 };
 template <bool CHECKED>
 struct ImaAfterWaitOf {
@@ -2449,7 +2449,7 @@ __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return re
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2458,7 +2458,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int wri
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2471,10 +2471,11 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int
 // arguments are no longer refused.
 template <bool CHECKED>
 struct ImaWaitForInputs {
-    ImaRec<CHECKED> rec;
+    // A checked entry point's flag (ImaAfterWait's), cleared here; null in a release one.
+    bool* waiting;
     __device__ __forceinline__ void operator()() const {
         ima_grid_dependency_wait();
-        if constexpr (CHECKED) rec->waiting = false;
+        if constexpr (CHECKED) *waiting = false;
     }
 };
 #endif  // IMA_CUH
@@ -3448,7 +3449,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages, [] {});
     
-#line 3452 "paged.cu"
+#line 3453 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5360,7 +5361,7 @@ __device__ __forceinline__ void body(
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages,
                                           ima_wait_for_inputs);
     
-#line 5364 "paged.cu"
+#line 5365 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5386,7 +5387,8 @@ __device__ __forceinline__ void run(
     const I P,
     const I HQ,
     const float scale,
-    const ImaRec<IMA_CHECKED> ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
@@ -5400,7 +5402,7 @@ __device__ __forceinline__ void run(
     const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_recorder};
     ima_smem_off = (ima_smem_off + 2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
     const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_recorder};
-    body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages, ImaWaitForInputs<IMA_CHECKED>{ima_recorder});
+    body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_paged_attn_rope
@@ -5490,7 +5492,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
         P,
         HQ,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
+        ImaRecorder{&ima_violations, &ima_pending},
+        ImaWaitForInputs<false>{nullptr});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -5669,7 +5672,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
         P,
         HQ,
         scale,
-        ImaRecorder{&ima_violations, &ima_pending});
+        ImaRecorder{&ima_violations, &ima_pending},
+        ImaWaitForInputs<false>{nullptr});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -5827,8 +5831,10 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
     __builtin_assume(D == 128);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    ima_pending.waiting = true;
-    run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaAfterWait{&ima_pending, &ima_waiting}},
         ima_kernel_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
         ima_kernel_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
         ima_kernel_paged_attn_rope::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
@@ -5836,10 +5842,10 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
         ima_kernel_paged_attn_rope::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         ima_kernel_paged_attn_rope::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
         ima_kernel_paged_attn_rope::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaAfterWait{&ima_pending, &ima_waiting}},
         B,
         MAXPOS,
         D,
@@ -5849,7 +5855,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
         P,
         HQ,
         scale,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
@@ -6005,8 +6012,10 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
     __builtin_assume(D == 128);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    ima_pending.waiting = true;
-    run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaAfterWait{&ima_pending, &ima_waiting}},
         ima_kernel_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
         ima_kernel_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
         ima_kernel_paged_attn_rope::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
@@ -6014,10 +6023,10 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
         ima_kernel_paged_attn_rope::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
         ima_kernel_paged_attn_rope::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
         ima_kernel_paged_attn_rope::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaAfterWait{&ima_pending, &ima_waiting}},
         B,
         MAXPOS,
         D,
@@ -6027,7 +6036,8 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
         P,
         HQ,
         scale,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts
     // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).

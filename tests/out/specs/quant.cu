@@ -115,9 +115,6 @@ struct ImaPending {
     long long extent[8];
     // The value kinds: the entry's value, and the bounds it broke.
     long long value, lo, hi;
-    // A checked entry point of a kernel that starts early: the thread has not called
-    // ima_wait_for_inputs() yet (ImaAfterWait). Unused elsewhere.
-    bool waiting;
 };
 
 // Where a thread's accesses record their violations: their count and the latest one,
@@ -2433,6 +2430,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(Rec rec, int arg, int write, c
 // ima_vec_in_bounds, which these overloads take over.
 struct ImaAfterWait {
     ImaPending* p;
+    // The thread has not called ima_wait_for_inputs() yet: the checked entry point's own
+    // flag, apart from its ImaPending.
+    const bool* waiting;
 };
 template <bool CHECKED>
 struct ImaAfterWaitOf {
@@ -2449,7 +2449,7 @@ __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return re
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2458,7 +2458,7 @@ __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int wri
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (rec.p->waiting) {
+    if (*rec.waiting) {
         ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
         return false;
     }
@@ -2471,10 +2471,11 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int
 // arguments are no longer refused.
 template <bool CHECKED>
 struct ImaWaitForInputs {
-    ImaRec<CHECKED> rec;
+    // A checked entry point's flag (ImaAfterWait's), cleared here; null in a release one.
+    bool* waiting;
     __device__ __forceinline__ void operator()() const {
         ima_grid_dependency_wait();
-        if constexpr (CHECKED) rec->waiting = false;
+        if constexpr (CHECKED) *waiting = false;
     }
 };
 #endif  // IMA_CUH
@@ -3154,7 +3155,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3158 "quant.cu"
+#line 3159 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3926,7 +3927,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3930 "quant.cu"
+#line 3931 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4587,7 +4588,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4591 "quant.cu"
+#line 4592 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5304,7 +5305,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5308 "quant.cu"
+#line 5309 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5877,7 +5878,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5881 "quant.cu"
+#line 5882 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6193,7 +6194,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6197 "quant.cu"
+#line 6198 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7169,7 +7170,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7173 "quant.cu"
+#line 7174 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7820,7 +7821,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7824 "quant.cu"
+#line 7825 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
