@@ -581,25 +581,30 @@ fn arg(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> ArgCu {
     }
 }
 
-/// The qualifier of an argument's pointers, in its entry point's parameters and its
-/// accessor: `__restrict__`, except on an input a kernel that starts early reads after its
-/// wait. A `const __restrict__` pointer lets NVVM load by `ld.global.nc`, whose contract
-/// (nothing writes the memory while the grid runs) lets ptxas move the load across
-/// `griddepcontrol.wait`, and it did, both ways (bench/explore/pdlpre's README): above
-/// the wait, such a load would read what the grid ahead has not written yet.
+/// A kernel that starts early may touch the argument only once it has waited for the
+/// grids ahead (docs/programmatic-launch.md): the argument is not `early`.
+fn after_wait(k: &ir::Kernel, a: &ir::TensorArg) -> bool {
+    k.starts_early() && !a.early
+}
+
 /// The type of an argument's recorder: ima.cuh's ImaRecAfterWait, whose checked accesses
-/// are refused before the thread's wait, for an argument that a kernel which starts early
-/// may touch only after it (one not `early`), else ImaRec.
+/// are refused before the thread's wait, for one read [`after_wait`], else ImaRec.
 fn recorder(k: &ir::Kernel, a: &ir::TensorArg) -> &'static str {
-    if k.starts_early() && !a.early {
+    if after_wait(k, a) {
         "ImaRecAfterWait<IMA_CHECKED>"
     } else {
         "ImaRec<IMA_CHECKED>"
     }
 }
 
+/// The qualifier of an argument's pointers, in its entry point's parameters and its
+/// accessor: `__restrict__`, except on an input read [`after_wait`]. A `const
+/// __restrict__` pointer lets NVVM load by `ld.global.nc`, whose contract (nothing writes
+/// the memory while the grid runs) lets ptxas move the load across `griddepcontrol.wait`,
+/// and it did, both ways (bench/explore/pdlpre's README): above the wait, such a load
+/// would read what the grid ahead has not written yet.
 fn restrict(k: &ir::Kernel, a: &ir::TensorArg) -> &'static str {
-    if k.starts_early() && !a.early && a.role == Role::In {
+    if after_wait(k, a) && a.role == Role::In {
         ""
     } else {
         " __restrict__"
@@ -819,7 +824,7 @@ fn entry(
         }
         // An argument a kernel that starts early may touch only after its wait: a checked
         // entry point's accessor also asks the thread's flag (ima.cuh's ImaAfterWait).
-        if checked && k.starts_early() && !a.early {
+        if checked && after_wait(k, a) {
             fields.push(format!("ImaAfterWait{{{record}, &ima_waiting}}"));
         } else {
             fields.push(record.to_string());

@@ -118,7 +118,7 @@ use bound::Bound;
 pub use bound::GraphArg;
 use exec::Exec;
 use memory::Memory;
-use node::{KernelWork, Node, NodeLaunch, Work};
+use node::{KernelWork, Node, NodeLaunch, Update, Work};
 
 /// A CUDA graph of checked launches that borrows, for `'a`, every tensor and kernel its
 /// launches use. See the module documentation.
@@ -273,19 +273,14 @@ impl<'a> Graph<'a> {
             source: Box::new(source),
         };
         let driver = |e| in_node(Error::driver(format!("updating {name}'s node"))(e));
-        match &mut n.work {
-            Work::Kernel(k) => {
-                let launch =
-                    NodeLaunch::prepare(k.kernel, &self.stream, &self.bound, args, params, k.mode)
-                        .map_err(in_node)?
-                        .with_record(k.record.as_ref());
-                launch
-                    .with_params(|p| self.exec.set(handle, p))
-                    .and_then(|()| self.exec.set_enabled(handle, !launch.skip))
-                    .map_err(driver)?;
-                k.params = params.into();
-                k.launch = launch;
-            }
+        // The checks first, which change nothing.
+        let update = match &n.work {
+            Work::Kernel(k) => Update::Kernel(
+                NodeLaunch::prepare(k.kernel, &self.stream, &self.bound, args, params, k.mode)
+                    .map_err(in_node)?
+                    .with_record(k.record.as_ref()),
+                params.into(),
+            ),
             Work::Memory(m) => {
                 if !params.is_empty() {
                     return Err(in_node(Error::GraphUsage {
@@ -293,15 +288,31 @@ impl<'a> Graph<'a> {
                         reason: "a copy or fill takes none".into(),
                     }));
                 }
-                let memory = m.again(&self.bound, args, device).map_err(in_node)?;
-                memory
-                    .with_params(|p| self.exec.set(handle, p))
-                    .map_err(driver)?;
-                *m = memory;
+                Update::Memory(m.again(&self.bound, args, device).map_err(in_node)?)
             }
+        };
+        // Then the node's new launch and tensors in place, and the edges they make unsafe
+        // ordinary before the driver sees them: a refusal on the way puts the node back as
+        // it was (an edge made ordinary stays so, which is safe either way).
+        let old = (
+            n.work.swap(update),
+            std::mem::replace(&mut n.args, args.into()),
+        );
+        let set = self.ordinary_edges_after_update(node).and_then(|()| {
+            let work = &self.nodes[node].work;
+            work.with_params(|p| self.exec.set(handle, p))?;
+            match work {
+                Work::Kernel(k) => self.exec.set_enabled(handle, !k.launch.skip),
+                Work::Memory(_) => Ok(()),
+            }
+        });
+        if let Err(e) = set {
+            let n = &mut self.nodes[node];
+            n.work.swap(old.0);
+            n.args = old.1;
+            return Err(driver(e));
         }
-        n.args = args.into();
-        self.ordinary_edges_after_update(node).map_err(driver)
+        Ok(())
     }
 
     /// The tensors of node `node`, as it was given them: for a node a generated stub

@@ -72,7 +72,32 @@ impl Node<'_> {
     }
 }
 
+/// What an update gives a node, checked: a kernel node's launch and params, or a copy's or
+/// fill's new memory ([`Work::swap`]). Short-lived, one at a time: kept in place as `Work`
+/// keeps its kernel's values (the note above it).
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Update {
+    Kernel(NodeLaunch, SmallVec<[Scalar; PARAMS]>),
+    Memory(Memory),
+}
+
 impl Work<'_> {
+    /// Puts `update` in place of what it replaces, which it returns, as an update that
+    /// would put it back: a node keeps its kernel, mode and record.
+    pub(super) fn swap(&mut self, update: Update) -> Update {
+        match (self, update) {
+            (Work::Kernel(k), Update::Kernel(launch, params)) => Update::Kernel(
+                std::mem::replace(&mut k.launch, launch),
+                std::mem::replace(&mut k.params, params),
+            ),
+            (Work::Memory(m), Update::Memory(memory)) => {
+                Update::Memory(std::mem::replace(m, memory))
+            }
+            // Never: an update is made from the node's own kind.
+            (_, update) => update,
+        }
+    }
+
     /// The node's name in reports: its kernel's, or `copy` or `zero`.
     pub(super) fn name(&self) -> &'static str {
         match self {
