@@ -957,35 +957,27 @@ fn a_checked_launch_reports_a_read_before_the_wait_of_an_argument_that_is_not_ea
     let x = Tensor::from_host(&stream, &x_h, &[n]).unwrap();
     let table = Tensor::from_host(&stream, &table_h, &[n]).unwrap();
     let mut y = Tensor::full(&stream, f32::NAN, &[n]).unwrap();
-    let kernel = k.reads_too_soon.kernel();
-    // Release, launched directly (never started early): it reads x as it is.
-    kernel.set_checked_mode(CheckedMode::Off);
-    kernel
-        .launch(
+    // A launch of `kernel` on (table, x, y), directly: never started early.
+    let launch = |kernel: &ima::Kernel, y: &mut Tensor<f32>| {
+        kernel.launch(
             &stream,
             &mut [
                 ima::KernelArg::read(&table),
                 ima::KernelArg::read(&x),
-                ima::KernelArg::write(&mut y),
+                ima::KernelArg::write(y),
             ],
             &[],
         )
-        .unwrap();
+    };
+    let kernel = k.reads_too_soon.kernel();
+    // Release: it reads x as it is.
+    kernel.set_checked_mode(CheckedMode::Off);
+    launch(kernel, &mut y).unwrap();
     let want: Vec<f32> = x_h.iter().zip(&table_h).map(|(a, b)| a + b).collect();
     assert_eq!(y.to_host(&stream).unwrap(), want);
     // Checked: every thread's read of x before its wait is refused and reported.
     kernel.set_checked_mode(CheckedMode::Wait);
-    let e = kernel
-        .launch(
-            &stream,
-            &mut [
-                ima::KernelArg::read(&table),
-                ima::KernelArg::read(&x),
-                ima::KernelArg::write(&mut y),
-            ],
-            &[],
-        )
-        .unwrap_err();
+    let e = launch(kernel, &mut y).unwrap_err();
     let text = e.to_string();
     let r = out_of_bounds(e);
     assert_eq!(
@@ -999,17 +991,7 @@ fn a_checked_launch_reports_a_read_before_the_wait_of_an_argument_that_is_not_ea
     // halve_and_add reads only its early table before the wait: no report.
     let halve = k.halve_and_add.kernel();
     halve.set_checked_mode(CheckedMode::Wait);
-    halve
-        .launch(
-            &stream,
-            &mut [
-                ima::KernelArg::read(&table),
-                ima::KernelArg::read(&x),
-                ima::KernelArg::write(&mut y),
-            ],
-            &[],
-        )
-        .unwrap();
+    launch(halve, &mut y).unwrap();
     let want: Vec<f32> = x_h.iter().zip(&table_h).map(|(a, b)| a * 0.5 + b).collect();
     assert_eq!(y.to_host(&stream).unwrap(), want);
     ctx.check_err().unwrap();
