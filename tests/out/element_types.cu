@@ -2448,23 +2448,24 @@ template <bool CHECKED>
 using ImaRecAfterWait = typename ImaAfterWaitOf<CHECKED>::type;
 __device__ __forceinline__ unsigned int& ima_count_of(ImaAfterWait rec) { return rec.p->count; }
 __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return rec.p; }
+// The access comes before the thread's wait: recorded as such.
+template <typename I, int R>
+__device__ __forceinline__ bool ima_before_wait(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                                const I (&extent)[R]) {
+    if (*rec.waiting) ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+    return *rec.waiting;
+}
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
 }
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
 }
 
 // What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
@@ -2542,7 +2543,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2546 "element_types.cu"
+#line 2547 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2924,7 +2925,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2928 "element_types.cu"
+#line 2929 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5277,7 +5278,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5281 "element_types.cu"
+#line 5282 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6714,7 +6715,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6718 "element_types.cu"
+#line 6719 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

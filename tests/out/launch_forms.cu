@@ -2445,23 +2445,24 @@ template <bool CHECKED>
 using ImaRecAfterWait = typename ImaAfterWaitOf<CHECKED>::type;
 __device__ __forceinline__ unsigned int& ima_count_of(ImaAfterWait rec) { return rec.p->count; }
 __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return rec.p; }
+// The access comes before the thread's wait: recorded as such.
+template <typename I, int R>
+__device__ __forceinline__ bool ima_before_wait(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                                const I (&extent)[R]) {
+    if (*rec.waiting) ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+    return *rec.waiting;
+}
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
 }
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
 }
 
 // What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
@@ -2614,7 +2615,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2618 "launch_forms.cu"
+#line 2619 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2826,7 +2827,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2830 "launch_forms.cu"
+#line 2831 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2982,7 +2983,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2986 "launch_forms.cu"
+#line 2987 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3200,7 +3201,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 3204 "launch_forms.cu"
+#line 3205 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

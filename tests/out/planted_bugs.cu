@@ -2446,23 +2446,24 @@ template <bool CHECKED>
 using ImaRecAfterWait = typename ImaAfterWaitOf<CHECKED>::type;
 __device__ __forceinline__ unsigned int& ima_count_of(ImaAfterWait rec) { return rec.p->count; }
 __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return rec.p; }
+// The access comes before the thread's wait: recorded as such.
+template <typename I, int R>
+__device__ __forceinline__ bool ima_before_wait(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                                const I (&extent)[R]) {
+    if (*rec.waiting) ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+    return *rec.waiting;
+}
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
 }
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
 }
 
 // What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
@@ -2600,7 +2601,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2604 "planted_bugs.cu"
+#line 2605 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2943,7 +2944,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2947 "planted_bugs.cu"
+#line 2948 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3240,7 +3241,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3244 "planted_bugs.cu"
+#line 3245 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3997,7 +3998,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 4001 "planted_bugs.cu"
+#line 4002 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4736,7 +4737,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4740 "planted_bugs.cu"
+#line 4741 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2447,23 +2447,24 @@ template <bool CHECKED>
 using ImaRecAfterWait = typename ImaAfterWaitOf<CHECKED>::type;
 __device__ __forceinline__ unsigned int& ima_count_of(ImaAfterWait rec) { return rec.p->count; }
 __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return rec.p; }
+// The access comes before the thread's wait: recorded as such.
+template <typename I, int R>
+__device__ __forceinline__ bool ima_before_wait(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                                const I (&extent)[R]) {
+    if (*rec.waiting) ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+    return *rec.waiting;
+}
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
 }
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
 }
 
 // What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
@@ -2732,7 +2733,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2736 "index.cu"
+#line 2737 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3426,7 +3427,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3430 "index.cu"
+#line 3431 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3976,7 +3977,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3980 "index.cu"
+#line 3981 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4390,7 +4391,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4394 "index.cu"
+#line 4395 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2446,23 +2446,24 @@ template <bool CHECKED>
 using ImaRecAfterWait = typename ImaAfterWaitOf<CHECKED>::type;
 __device__ __forceinline__ unsigned int& ima_count_of(ImaAfterWait rec) { return rec.p->count; }
 __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return rec.p; }
+// The access comes before the thread's wait: recorded as such.
+template <typename I, int R>
+__device__ __forceinline__ bool ima_before_wait(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                                const I (&extent)[R]) {
+    if (*rec.waiting) ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+    return *rec.waiting;
+}
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
 }
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
 }
 
 // What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
@@ -3155,7 +3156,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3159 "quant.cu"
+#line 3160 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3927,7 +3928,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3931 "quant.cu"
+#line 3932 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4588,7 +4589,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4592 "quant.cu"
+#line 4593 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5305,7 +5306,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5309 "quant.cu"
+#line 5310 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5878,7 +5879,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5882 "quant.cu"
+#line 5883 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6194,7 +6195,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6198 "quant.cu"
+#line 6199 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7170,7 +7171,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7174 "quant.cu"
+#line 7175 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7821,7 +7822,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7825 "quant.cu"
+#line 7826 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

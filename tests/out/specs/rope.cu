@@ -2446,23 +2446,24 @@ template <bool CHECKED>
 using ImaRecAfterWait = typename ImaAfterWaitOf<CHECKED>::type;
 __device__ __forceinline__ unsigned int& ima_count_of(ImaAfterWait rec) { return rec.p->count; }
 __device__ __forceinline__ ImaPending* ima_last_of(ImaAfterWait rec) { return rec.p; }
+// The access comes before the thread's wait: recorded as such.
+template <typename I, int R>
+__device__ __forceinline__ bool ima_before_wait(ImaAfterWait rec, int arg, int write, const I (&index)[R],
+                                                const I (&extent)[R]) {
+    if (*rec.waiting) ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
+    return *rec.waiting;
+}
 template <typename I, int R>
 __device__ __forceinline__ bool ima_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                               const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_in_bounds<I, R>(rec.p, arg, write, index, extent);
 }
 template <typename I, int R, int W>
 __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int write, const I (&index)[R],
                                                   const I (&extent)[R]) {
-    if (*rec.waiting) {
-        ima_report<I, R>(rec.p, arg, write, IMA_BEFORE_WAIT, 0, index, extent);
-        return false;
-    }
-    return ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
+    return !ima_before_wait<I, R>(rec, arg, write, index, extent) &&
+           ima_vec_in_bounds<I, R, W>(rec.p, arg, write, index, extent);
 }
 
 // What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
@@ -2752,7 +2753,7 @@ __device__ __forceinline__ void body(
         }
         y.store8(b, h, s, d, out);
     
-#line 2756 "rope.cu"
+#line 2757 "rope.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
