@@ -106,3 +106,177 @@ fn a_shared_f16_vector_is_read_with_one_16_byte_load() {
         "t_i32's shared loads: {loads:?}"
     );
 }
+
+/// In a kernel that starts early (docs/programmatic-launch.md), no input that is not
+/// `early` is loaded by `ld.global.nc`: ptxas moves such loads across
+/// `griddepcontrol.wait`, and did, above it (bench/explore/pdlpre's README), where they
+/// would read what the grid ahead has not written. The PTX of every entry point of
+/// paged_attn_rope, gptq_gemm_wg32 and tests/in/early.ima's kernels is read for its loads,
+/// each traced back (through the registers its address is computed from) to the entry
+/// point's parameters; the contract says which are pointers of inputs that are not early.
+#[test]
+fn no_input_that_is_not_early_is_loaded_noncoherently_in_a_kernel_that_starts_early() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seen = Vec::new();
+    for (spec, kernels) in [
+        ("specs/paged.ima", &["paged_attn_rope"][..]),
+        ("specs/gemm_tma.ima", &["gptq_gemm_wg32"][..]),
+        (
+            "tests/in/early.ima",
+            &["halve_and_add", "reads_too_soon"][..],
+        ),
+    ] {
+        let text = std::fs::read_to_string(root.join(spec)).unwrap();
+        let m =
+            ima_dsl::compile(&ima_dsl::Source::new(spec, text)).unwrap_or_else(|d| panic!("{d:?}"));
+        let cuda = ima_codegen::cuda::generate(&m, "early.cu");
+        let ptx = ima::compile_ptx_checked(&cuda, "early.cu", "sm_90a").unwrap();
+        for name in kernels {
+            let k = m.kernels.iter().find(|k| k.name == *name).unwrap();
+            assert!(k.starts_early(), "{name}");
+            let contract = ima_dsl::abi::kernel_contract(&m, k);
+            for (suffix, checked) in [
+                ("i32", false),
+                ("i64", false),
+                ("i32_checked", true),
+                ("i64_checked", true),
+            ] {
+                let entry = format!("{name}_{suffix}");
+                // Parameter index -> the contract argument whose data pointer it is.
+                let pointers: Vec<Option<usize>> = contract
+                    .entry_params(checked)
+                    .map(|p| match p {
+                        ima::contract::EntryParam::Pointer { arg } => Some(arg),
+                        _ => None,
+                    })
+                    .collect();
+                let late = |arg: usize| {
+                    let a = &contract.args[arg];
+                    !a.early && a.role == ima::Role::In
+                };
+                for (load, args) in global_loads(&ptx, &entry) {
+                    let nc = load.starts_with("ld.global.nc");
+                    for &p in &args {
+                        if let Some(Some(arg)) = pointers.get(p) {
+                            seen.push((entry.clone(), contract.args[*arg].name.clone(), nc));
+                            assert!(
+                                !(nc && late(*arg)),
+                                "{entry}: `{load}` loads {} (not early) by ld.global.nc",
+                                contract.args[*arg].name
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The tracing sees the loads it judges: an input read after the wait, plainly, and an
+    // early one read by ld.global.nc.
+    assert!(
+        seen.contains(&("halve_and_add_i32".into(), "x".into(), false)),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&("halve_and_add_i32".into(), "table".into(), true)),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|(e, a, nc)| e == "paged_attn_rope_i32" && a == "qkv" && !nc),
+        "{seen:?}"
+    );
+}
+
+/// The `ld.global` instructions of `entry`'s PTX, each with the indices of the entry
+/// point's parameters its address derives from: every register an instruction writes takes
+/// the parameters of the registers it reads (flow-insensitively, to a fixed point), from
+/// `ld.param` of `[ENTRY_param_N]`.
+fn global_loads(ptx: &str, entry: &str) -> Vec<(String, Vec<usize>)> {
+    use std::collections::{BTreeSet, HashMap};
+    let start = ptx
+        .find(&format!(".entry {entry}("))
+        .unwrap_or_else(|| panic!("{entry} in the PTX"));
+    // To the function's closing brace: the functions after it name their own registers.
+    let end = ptx[start..]
+        .find("\n}\n")
+        .map_or(ptx.len(), |e| start + e);
+    let body: Vec<&str> = ptx[start..end]
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.ends_with(';') && !l.starts_with("//") && !l.starts_with('.'))
+        .collect();
+    let registers = |s: &str| -> Vec<String> {
+        s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '%' || c == '_'))
+            .filter(|w| w.starts_with('%'))
+            .map(str::to_string)
+            .collect()
+    };
+    let param = format!("{entry}_param_");
+    let mut taint: HashMap<String, BTreeSet<usize>> = HashMap::new();
+    loop {
+        let mut changed = false;
+        for line in &body {
+            let Some((op, operands)) = unguarded(line).split_once(char::is_whitespace) else {
+                continue;
+            };
+            // Stores and branches write no register.
+            if op.starts_with("st.") || op.starts_with("bra") {
+                continue;
+            }
+            let (dst, srcs) = match operands.find('}') {
+                Some(close) if operands.trim_start().starts_with('{') => {
+                    operands.split_at(close + 1)
+                }
+                _ => operands.split_once(',').unwrap_or((operands, "")),
+            };
+            let mut from: BTreeSet<usize> = BTreeSet::new();
+            if op.starts_with("ld.param") {
+                if let Some(at) = srcs.find(&param) {
+                    let digits: String = srcs[at + param.len()..]
+                        .chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect();
+                    from.insert(digits.parse().unwrap());
+                }
+            }
+            for r in registers(srcs) {
+                from.extend(taint.get(&r).into_iter().flatten());
+            }
+            for r in registers(dst) {
+                let t = taint.entry(r).or_default();
+                let before = t.len();
+                t.extend(&from);
+                changed |= t.len() != before;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    body.iter()
+        .map(|l| unguarded(l))
+        .filter(|l| l.starts_with("ld.global"))
+        .map(|l| {
+            let address = l
+                .split_once('[')
+                .and_then(|(_, r)| r.split_once(']'))
+                .map_or("", |a| a.0);
+            let args = registers(address)
+                .iter()
+                .flat_map(|r| taint.get(r).into_iter().flatten().copied())
+                .collect::<BTreeSet<usize>>();
+            (l.to_string(), args.into_iter().collect())
+        })
+        .collect()
+}
+
+/// A PTX instruction without its `;` and its predicate guard (`@%p1 `, `@!%p1 `).
+fn unguarded(line: &str) -> &str {
+    let line = line.trim_end_matches(';');
+    match line.strip_prefix('@') {
+        Some(rest) => rest
+            .split_once(char::is_whitespace)
+            .map_or(rest, |(_, i)| i.trim_start()),
+        None => line,
+    }
+}
