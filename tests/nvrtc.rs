@@ -197,9 +197,7 @@ fn global_loads(ptx: &str, entry: &str) -> Vec<(String, Vec<usize>)> {
         .find(&format!(".entry {entry}("))
         .unwrap_or_else(|| panic!("{entry} in the PTX"));
     // To the function's closing brace: the functions after it name their own registers.
-    let end = ptx[start..]
-        .find("\n}\n")
-        .map_or(ptx.len(), |e| start + e);
+    let end = ptx[start..].find("\n}\n").map_or(ptx.len(), |e| start + e);
     let body: Vec<&str> = ptx[start..end]
         .lines()
         .map(str::trim)
@@ -230,14 +228,14 @@ fn global_loads(ptx: &str, entry: &str) -> Vec<(String, Vec<usize>)> {
                 _ => operands.split_once(',').unwrap_or((operands, "")),
             };
             let mut from: BTreeSet<usize> = BTreeSet::new();
-            if op.starts_with("ld.param") {
-                if let Some(at) = srcs.find(&param) {
-                    let digits: String = srcs[at + param.len()..]
-                        .chars()
-                        .take_while(char::is_ascii_digit)
-                        .collect();
-                    from.insert(digits.parse().unwrap());
-                }
+            if op.starts_with("ld.param")
+                && let Some(at) = srcs.find(&param)
+            {
+                let digits: String = srcs[at + param.len()..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                from.insert(digits.parse().unwrap());
             }
             for r in registers(srcs) {
                 from.extend(taint.get(&r).into_iter().flatten());
