@@ -36,6 +36,9 @@ pub(super) struct Exec {
     graph: CUgraph,
     /// Null until instantiated, and again after a node is added.
     exec: CUgraphExec,
+    /// Set where `retype` removed an edge and could put back neither kind: two nodes that
+    /// must run in order would not, so the graph is never instantiated again.
+    unordered: Option<DriverError>,
 }
 
 impl Exec {
@@ -48,6 +51,7 @@ impl Exec {
             ctx: ctx.clone(),
             graph,
             exec: null_mut(),
+            unordered: None,
         })
     }
 
@@ -102,6 +106,9 @@ impl Exec {
         &mut self,
         disabled: impl Iterator<Item = CUgraphNode>,
     ) -> Result<(), DriverError> {
+        if let Some(e) = self.unordered {
+            return Err(e);
+        }
         if !self.exec.is_null() {
             return Ok(());
         }
@@ -164,7 +171,8 @@ impl Exec {
     /// `programmatic` (`to` may start once every block of `from` has called
     /// `griddepcontrol.launch_dependents` or exited) or ordinary. The next replay
     /// instantiates the graph again. Where the new edge cannot be added, the old one is put
-    /// back and the error returned.
+    /// back and the error returned; where neither can, the graph is left unordered and
+    /// every later replay refuses with that error.
     pub(super) fn retype(
         &mut self,
         from: CUgraphNode,
@@ -176,7 +184,10 @@ impl Exec {
         // SAFETY: `from` and `to` are nodes of `graph`, joined by an edge of the other kind.
         unsafe { sys::cuGraphRemoveDependencies_v2(self.graph, &from, &to, &old, 1) }.result()?;
         if let Err(e) = self.add_edge(from, to, programmatic) {
-            self.ctx.record_err(self.add_edge(from, to, !programmatic));
+            if let Err(lost) = self.add_edge(from, to, !programmatic) {
+                self.unordered = Some(lost);
+                self.discard_exec()?;
+            }
             return Err(e);
         }
         self.discard_exec()
