@@ -421,22 +421,25 @@ case "${1:-1}" in
 28)
     # Session 65's B = 1 GEMVs with early weights (bench/explore/gemvpf): the tree's layer
     # beside decode_layer_A (weights `early`, triggers at the start, each thread's first
-    # whole tile asked of L2 before the wait), _C (the same with no request), and A with
-    # gptq_gemm_wg32 asking L2 for its first 4 units' tiles before its wait (_AW, by the
-    # tensor map; _AW8, 8 units; _AL, by a warp's line requests), each checked against the
-    # f64 reference, then timed, two passes, with the tree's by IMA_PROGRAMMATIC_LAUNCH=0 too.
+    # whole tile asked of L2 before the wait), and A with gptq_gemm_wg32 asking L2 for its
+    # first 4 units' tiles before its wait (_AW, by the tensor map; _AL, by a warp's line
+    # requests), each checked against the f64 reference, then timed, two passes, with the
+    # tree's by IMA_PROGRAMMATIC_LAUNCH=0 too. First the test binaries staged beside them
+    # (graph_gpu, checked_gpu, paged_gpu, decode_gpu, gemm_tma_gpu: the tree's early
+    # kernels and programmatic edges; C and AW8 are built by the same script, not staged).
     cat .gpu/commit
+    timeout 240 bash .gpu/on-device test 2>&1 | grep -E "^=== |test result|FAILED|panicked" | tail -30
     precompiled
-    for bin in decode_layer decode_layer_A decode_layer_C decode_layer_AW decode_layer_AW8 decode_layer_AL; do
+    for bin in decode_layer decode_layer_A decode_layer_AW decode_layer_AL; do
         timeout 200 bash .gpu/on-device run "$bin" check > "/tmp/check-$bin.log" 2>&1 &
     done
     wait
-    for bin in decode_layer decode_layer_A decode_layer_C decode_layer_AW decode_layer_AW8 decode_layer_AL; do
+    for bin in decode_layer decode_layer_A decode_layer_AW decode_layer_AL; do
         echo "== $bin check"
         tail -4 "/tmp/check-$bin.log"
     done
     for pass in 1 2; do
-        for run in decode_layer decode_layer_A decode_layer_C decode_layer_AW decode_layer_AW8 decode_layer_AL decode_layer:0; do
+        for run in decode_layer decode_layer_A decode_layer_AW decode_layer_AL decode_layer:0; do
             bin=${run%:*} vars=()
             [ "$run" = decode_layer:0 ] && vars=(IMA_PROGRAMMATIC_LAUNCH=0)
             echo "== $bin ${vars[*]} bench ($pass)"
