@@ -158,6 +158,31 @@ precompiled() {
     python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' \
         .gpu/ptx.tar.xz /tmp/ima-ptx && export IMA_PTX_CACHE=/tmp/ima-ptx/ptx
 }
+# Checks each layer named against the f64 reference (at once), then times them, two
+# alternating passes; a name NAME:0 is layer NAME with IMA_PROGRAMMATIC_LAUNCH=0 (timed only).
+check_and_time_layers() {
+    local bin run pass vars
+    for bin in "$@"; do
+        [[ $bin == *:0 ]] && continue
+        timeout 200 bash .gpu/on-device run "$bin" check > "/tmp/check-$bin.log" 2>&1 &
+    done
+    wait
+    for bin in "$@"; do
+        [[ $bin == *:0 ]] && continue
+        echo "== $bin check"
+        tail -4 "/tmp/check-$bin.log"
+    done
+    for pass in 1 2; do
+        for run in "$@"; do
+            bin=${run%:0} vars=()
+            [ "$run" != "$bin" ] && vars=(IMA_PROGRAMMATIC_LAUNCH=0)
+            echo "== $bin ${vars[*]} bench ($pass)"
+            env "${vars[@]}" timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 |
+                grep -E 'CUDA graph|kernel by kernel' |
+                awk -F'|' '{ printf "B=%s%s:%s\n", $2, $6, $7 }' | tr -s ' '
+        done
+    done
+}
 case "${1:-1}" in
 1)
     timeout 560 bash .gpu/on-device test -v 'gpu-a20e|multi_gpu' 2>&1 | grep -E "^=== |test result|FAILED|panicked" | tail -60
@@ -360,26 +385,9 @@ case "${1:-1}" in
         exit 0
     fi
     precompiled
-    for bin in decode_layer_before decode_layer_pdlb decode_layer; do
-        timeout 200 bash .gpu/on-device run "$bin" check > "/tmp/check-$bin.log" 2>&1 &
-    done
-    wait
-    for bin in decode_layer_before decode_layer_pdlb decode_layer; do
-        echo "== $bin check"
-        tail -4 "/tmp/check-$bin.log"
-    done
     echo "== decode_layer check, IMA_PROGRAMMATIC_LAUNCH=0"
     IMA_PROGRAMMATIC_LAUNCH=0 timeout 100 bash .gpu/on-device run decode_layer check 2>&1 | tail -2
-    for pass in 1 2; do
-        for run in decode_layer_before decode_layer_pdlb decode_layer decode_layer:0; do
-            bin=${run%:*} vars=()
-            [ "$run" = decode_layer:0 ] && vars=(IMA_PROGRAMMATIC_LAUNCH=0)
-            echo "== $bin ${vars[*]} bench ($pass)"
-            env "${vars[@]}" timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 |
-                grep -E 'CUDA graph|kernel by kernel' |
-                awk -F'|' '{ printf "B=%s%s:%s\n", $2, $6, $7 }' | tr -s ' '
-        done
-    done
+    check_and_time_layers decode_layer_before decode_layer_pdlb decode_layer decode_layer:0
     ;;
 22)
     precompiled
@@ -430,23 +438,6 @@ case "${1:-1}" in
     cat .gpu/commit
     timeout 240 bash .gpu/on-device test 2>&1 | grep -E "^=== |test result|FAILED|panicked" | tail -30
     precompiled
-    for bin in decode_layer decode_layer_A decode_layer_AW decode_layer_AL; do
-        timeout 200 bash .gpu/on-device run "$bin" check > "/tmp/check-$bin.log" 2>&1 &
-    done
-    wait
-    for bin in decode_layer decode_layer_A decode_layer_AW decode_layer_AL; do
-        echo "== $bin check"
-        tail -4 "/tmp/check-$bin.log"
-    done
-    for pass in 1 2; do
-        for run in decode_layer decode_layer_A decode_layer_AW decode_layer_AL decode_layer:0; do
-            bin=${run%:*} vars=()
-            [ "$run" = decode_layer:0 ] && vars=(IMA_PROGRAMMATIC_LAUNCH=0)
-            echo "== $bin ${vars[*]} bench ($pass)"
-            env "${vars[@]}" timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 |
-                grep -E 'CUDA graph|kernel by kernel' |
-                awk -F'|' '{ printf "B=%s%s:%s\n", $2, $6, $7 }' | tr -s ' '
-        done
-    done
+    check_and_time_layers decode_layer decode_layer_A decode_layer_AW decode_layer_AL decode_layer:0
     ;;
 esac
