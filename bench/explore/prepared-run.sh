@@ -177,9 +177,12 @@ check_and_time_layers() {
             bin=${run%:0} vars=()
             [ "$run" != "$bin" ] && vars=(IMA_PROGRAMMATIC_LAUNCH=0)
             echo "== $bin ${vars[*]} bench ($pass)"
+            # The device's copy rate, then each row: B, variant, median µs, its share of the
+            # roofline and the roofline (µs) at that rate.
             env "${vars[@]}" timeout 100 bash .gpu/on-device run "$bin" bench 2>&1 |
-                grep -E 'CUDA graph|kernel by kernel' |
-                awk -F'|' '{ printf "B=%s%s:%s\n", $2, $6, $7 }' | tr -s ' '
+                grep -E 'device copy|CUDA graph|kernel by kernel' |
+                awk -F'|' '/device copy/ { print; next } { printf "B=%s%s:%s (%s of%s)\n", $2, $6, $7, $8, $5 }' |
+                tr -s ' '
         done
     done
 }
