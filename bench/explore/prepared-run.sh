@@ -443,4 +443,14 @@ case "${1:-1}" in
     precompiled
     check_and_time_layers decode_layer decode_layer_A decode_layer_AW decode_layer_AL decode_layer:0
     ;;
+layers)
+    # What bench/explore/stage-layers.sh staged: its test binaries, then the tree's layer
+    # beside each patched one (.gpu/layers.txt), checked and timed, the tree's by
+    # IMA_PROGRAMMATIC_LAUNCH=0 too.
+    cat .gpu/commit
+    [ -s .gpu/tests.txt ] && timeout 300 bash .gpu/on-device test 2>&1 | grep -E "^=== |test result|FAILED|panicked" | tail -40
+    precompiled
+    mapfile -t patched < .gpu/layers.txt
+    check_and_time_layers decode_layer "${patched[@]}" decode_layer:0
+    ;;
 esac
