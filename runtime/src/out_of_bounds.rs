@@ -72,6 +72,14 @@ impl fmt::Display for OutOfBounds {
         let at = |v: &[i64], k: usize| v.get(k).copied().unwrap_or_default();
         let (r, c) = (at(&self.index, 0), at(&self.index, 1));
         let (er, ec) = (at(&self.extent, 0), at(&self.extent, 1));
+        // The index, each dimension by its name: `B:3, H:1`.
+        let indexed: Vec<String> = self
+            .dims
+            .iter()
+            .zip(&self.index)
+            .map(|(n, i)| format!("{n}:{i}"))
+            .collect();
+        let indexed = indexed.join(", ");
         match self.access {
             Access::NotWholeTile => write!(
                 f,
@@ -97,15 +105,10 @@ impl fmt::Display for OutOfBounds {
             )?,
             Access::BeforeWait { write } => write!(
                 f,
-                "{}: {} of {}[{}] before ima_wait_for_inputs(): the kernel starts early, and only its `early` arguments may be read before it waits for the kernel ahead (which may still write this one)",
+                "{}: {} of {}[{indexed}] before ima_wait_for_inputs(): the kernel starts early, and only its `early` arguments may be read before it waits for the kernel ahead (which may still write this one)",
                 self.kernel,
                 if write { "write" } else { "read" },
                 self.arg,
-                self.index
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
             )?,
             Access::MisalignedVector => write!(
                 f,
@@ -120,12 +123,6 @@ impl fmt::Display for OutOfBounds {
                 } else {
                     "read"
                 };
-                let at: Vec<String> = self
-                    .dims
-                    .iter()
-                    .zip(&self.index)
-                    .map(|(n, i)| format!("{n}:{i}"))
-                    .collect();
                 let why = if i < 0 {
                     format!("{i} < 0")
                 } else {
@@ -133,10 +130,9 @@ impl fmt::Display for OutOfBounds {
                 };
                 write!(
                     f,
-                    "{}: out-of-bounds {verb} of {}[{}]: index {d} is {why}",
+                    "{}: out-of-bounds {verb} of {}[{indexed}]: index {d} is {why}",
                     self.kernel,
                     self.arg,
-                    at.join(", ")
                 )?;
             }
         }
