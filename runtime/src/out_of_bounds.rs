@@ -131,8 +131,7 @@ impl fmt::Display for OutOfBounds {
                 write!(
                     f,
                     "{}: out-of-bounds {verb} of {}[{indexed}]: index {d} is {why}",
-                    self.kernel,
-                    self.arg,
+                    self.kernel, self.arg,
                 )?;
             }
         }
