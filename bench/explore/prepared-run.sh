@@ -446,11 +446,19 @@ case "${1:-1}" in
 layers)
     # What bench/explore/stage-layers.sh staged: its test binaries, then the tree's layer
     # beside each patched one (.gpu/layers.txt), checked and timed, the tree's by
-    # IMA_PROGRAMMATIC_LAUNCH=0 too.
+    # IMA_PROGRAMMATIC_LAUNCH=0 too, then what each launch adds to a replay (`ablate`) in
+    # each, two alternating passes (session 66 read a kernel's change there that the
+    # whole graph's time hid).
     cat .gpu/commit
     [ -s .gpu/tests.txt ] && timeout 300 bash .gpu/on-device test 2>&1 | grep -E "^=== |test result|FAILED|panicked" | tail -40
     precompiled
     mapfile -t patched < .gpu/layers.txt
     check_and_time_layers decode_layer "${patched[@]}" decode_layer:0
+    for pass in 1 2; do
+        for bin in decode_layer "${patched[@]}"; do
+            echo "== $bin ablate ($pass)"
+            timeout 120 bash .gpu/on-device run "$bin" ablate 2>&1 | grep -E '^\| (B|1|32) '
+        done
+    done
     ;;
 esac
