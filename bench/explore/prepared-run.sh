@@ -158,8 +158,10 @@ precompiled() {
     python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' \
         .gpu/ptx.tar.xz /tmp/ima-ptx && export IMA_PTX_CACHE=/tmp/ima-ptx/ptx
 }
-# Checks each layer named against the f64 reference (at once), then times them, two
-# alternating passes; a name NAME:0 is layer NAME with IMA_PROGRAMMATIC_LAUNCH=0 (timed only).
+# Checks each layer named against the f64 reference (at once: every configuration counted,
+# the one of largest error shown, and any other line, an error's, as it is), then times them,
+# two alternating passes; a name NAME:0 is layer NAME with IMA_PROGRAMMATIC_LAUNCH=0 (timed
+# only).
 check_and_time_layers() {
     local bin run pass vars
     for bin in "$@"; do
@@ -170,7 +172,9 @@ check_and_time_layers() {
     for bin in "$@"; do
         [[ $bin == *:0 ]] && continue
         echo "== $bin check"
-        tail -4 "/tmp/check-$bin.log"
+        awk '/out max err/ { n++; split($0, a, "out max err "); if (a[2] + 0 >= m) { m = a[2] + 0; w = $0 }; next }
+             { print }
+             END { printf "%d configurations; the largest out error: %s\n", n, w }' "/tmp/check-$bin.log"
     done
     for pass in 1 2; do
         for run in "$@"; do
