@@ -465,4 +465,24 @@ layers)
         done
     done
     ;;
+wg32ncu)
+    # ncu over each staged layer's four gptq_gemm_wg32 launches of a step at B = 32 (QKV,
+    # O, gate/up, down, in that order), clocks and caches as a replay leaves them: time,
+    # the bytes read from DRAM and through L2, and the L2's, DRAM's and the SMs' share of
+    # their peaks (session 67: is x's tile, copied from L2 for every unit, a
+    # second stream beside W's?).
+    precompiled
+    bash .gpu/on-device test '^$' >/dev/null
+    export LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64:${LD_LIBRARY_PATH:-}
+    mapfile -t patched < .gpu/layers.txt
+    m=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum,lts__t_sectors_srcunit_tex.sum
+    m=$m,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed
+    m=$m,sm__throughput.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_elapsed
+    for bin in decode_layer "${patched[@]}"; do
+        echo "== $bin"
+        # shellcheck disable=SC2046
+        timeout 200 ncu --clock-control none --cache-control none -k regex:gptq_gemm_wg32 -c 4 --metrics "$m" \
+            ".gpu/bin/$bin" dump /tmp/wg32ncu $(printf '1024 %.0s' $(seq 32)) 2>&1 | grep -E "gptq_gemm_wg32|__|ERR" | sed 's/  */ /g'
+    done
+    ;;
 esac
