@@ -485,4 +485,18 @@ wg32ncu)
             ".gpu/bin/$bin" dump /tmp/wg32ncu $(printf '1024 %.0s' $(seq 32)) 2>&1 | grep -E "gptq_gemm_wg32|__|ERR" | sed 's/  */ /g'
     done
     ;;
+wg32src)
+    # ncu's warp-state samples of the tree's gate/up launch at B = 32 (the step's third
+    # gptq_gemm_wg32), by SASS instruction, as CSV in $OUT (session 67: what a consumer
+    # warp waits on, instruction by instruction). bench/explore/wg32src/stalls.py reads it.
+    precompiled
+    bash .gpu/on-device test '^$' >/dev/null
+    export LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64:${LD_LIBRARY_PATH:-}
+    # shellcheck disable=SC2046
+    timeout 300 ncu --clock-control none --cache-control none -k regex:gptq_gemm_wg32 --launch-skip 2 -c 1 \
+        --section SourceCounters --section WarpStateStats -f -o /tmp/wg32src \
+        .gpu/bin/decode_layer dump /tmp/wg32ncu $(printf '1024 %.0s' $(seq 32)) 2>&1 | grep -E "PROF|ERR" | tail -3
+    ncu --import /tmp/wg32src.ncu-rep --page source --csv --print-source sass > "${OUT:-/tmp}/wg32src.csv" 2>&1
+    ncu --import /tmp/wg32src.ncu-rep --page details --section WarpStateStats 2>&1 | grep -E "Stall|Warp Cycles|Active" | head -30
+    ;;
 esac
