@@ -150,6 +150,13 @@
 # fuzzer's binary is gpu-a20e..., whose hash cargo keeps; memcheck leaves it and the two-GPU test out, as before).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# For a binary run here directly (under ncu or compute-sanitizer) rather than through
+# on-device: on-device's own set-up (the build root's link) with no binary selected, and
+# the CUDA libraries on the loader's path.
+direct_runs() {
+    bash .gpu/on-device test '^$' >/dev/null
+    export LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64:${LD_LIBRARY_PATH:-}
+}
 # The staged layers' modules, compiled for sm_90a by prepared-build.sh, as the runtime's
 # cache (IMA_PTX_CACHE): the layers then load without NVRTC. Where they are not staged,
 # or not this machine's (another NVRTC, another architecture), the layer compiles as before.
@@ -405,11 +412,10 @@ case "${1:-1}" in
     done
     ;;
 24)
-    # on-device's own set-up (the build root's link) with no binary selected, then each
-    # binary as on-device runs them, under the tool.
-    bash .gpu/on-device test '^$' >/dev/null
+    # Each binary as on-device runs them, under the tool.
+    direct_runs
     root=$(cat .gpu/build-root) bin=$(pwd)/.gpu/bin
-    export IMA_GPU=1 LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64:${LD_LIBRARY_PATH:-}
+    export IMA_GPU=1
     check() { # TOOL BINARY SECONDS
         echo "=== $1 $2"
         (cd "$root" && timeout "$3" compute-sanitizer --tool "$1" --error-exitcode 86 --require-cuda-init no \
@@ -472,8 +478,7 @@ wg32ncu)
     # their peaks (session 67: is x's tile, copied from L2 for every unit, a
     # second stream beside W's?).
     precompiled
-    bash .gpu/on-device test '^$' >/dev/null
-    export LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64:${LD_LIBRARY_PATH:-}
+    direct_runs
     mapfile -t patched < .gpu/layers.txt
     m=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum,lts__t_sectors_srcunit_tex.sum
     m=$m,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed
@@ -490,8 +495,7 @@ wg32src)
     # gptq_gemm_wg32), by SASS instruction, as CSV in $OUT (session 67: what a consumer
     # warp waits on, instruction by instruction). bench/explore/wg32src/stalls.py reads it.
     precompiled
-    bash .gpu/on-device test '^$' >/dev/null
-    export LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64:${LD_LIBRARY_PATH:-}
+    direct_runs
     # shellcheck disable=SC2046
     timeout 300 ncu --clock-control none --cache-control none -k regex:gptq_gemm_wg32 --launch-skip 2 -c 1 \
         --section SourceCounters --section WarpStateStats -f -o /tmp/wg32src \
