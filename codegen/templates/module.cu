@@ -534,6 +534,19 @@ struct {{ q.name }}_t {
         return t;
     }
 
+{%- if q.along_k %}
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+    }
+{%- endif %}
+
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
     template <int R, int S>
     static __device__ __forceinline__ I ima_whole_tile_row(I b) {

@@ -401,6 +401,14 @@ __device__ __forceinline__ void ima_launch_dependents() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+// Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
+// value and cannot fault). A kernel that starts early asks for its first weights before
+// ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
+#ifdef __CUDA_ARCH__
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2601,7 +2609,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2605 "planted_bugs.cu"
+#line 2613 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2944,7 +2952,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2948 "planted_bugs.cu"
+#line 2956 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3241,7 +3249,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3245 "planted_bugs.cu"
+#line 3253 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3581,6 +3589,16 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -3998,7 +4016,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 4002 "planted_bugs.cu"
+#line 4020 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4358,6 +4376,16 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -4737,7 +4765,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4741 "planted_bugs.cu"
+#line 4769 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

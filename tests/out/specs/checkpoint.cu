@@ -401,6 +401,14 @@ __device__ __forceinline__ void ima_launch_dependents() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+// Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
+// value and cannot fault). A kernel that starts early asks for its first weights before
+// ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
+#ifdef __CUDA_ARCH__
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2948,7 +2956,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2952 "checkpoint.cu"
+#line 2960 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3368,6 +3376,16 @@ struct w_t {
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+    }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
     template <int R, int S>
@@ -3784,7 +3802,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3788 "checkpoint.cu"
+#line 3806 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4140,6 +4158,16 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -4557,7 +4585,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4561 "checkpoint.cu"
+#line 4589 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5202,7 +5230,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5206 "checkpoint.cu"
+#line 5234 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5931,7 +5959,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5935 "checkpoint.cu"
+#line 5963 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6408,6 +6436,16 @@ struct w_t {
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+    }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
     template <int R, int S>
@@ -6830,7 +6868,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6834 "checkpoint.cu"
+#line 6872 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7545,7 +7583,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7549 "checkpoint.cu"
+#line 7587 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8019,6 +8057,16 @@ struct w_t {
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+    }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
     template <int R, int S>
@@ -8441,7 +8489,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8445 "checkpoint.cu"
+#line 8493 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9141,7 +9189,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 9145 "checkpoint.cu"
+#line 9193 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -401,6 +401,14 @@ __device__ __forceinline__ void ima_launch_dependents() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+// Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
+// value and cannot fault). A kernel that starts early asks for its first weights before
+// ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
+#ifdef __CUDA_ARCH__
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2993,7 +3001,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 2997 "decode.cu"
+#line 3005 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3887,7 +3895,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3891 "decode.cu"
+#line 3899 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4345,10 +4353,10 @@ namespace ima_kernel_gptq_gemv_narrow {
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
 struct x_t {
-    const __half* __restrict__ p;
+    const __half* p;
     I s0, s1;
     I e0, e1;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -4409,6 +4417,10 @@ struct x_t {
 #endif
 };
 
+// Early: the weights, which no kernel of a decode step writes. At M = 1 each thread asks
+// L2 for its first whole tile before it waits for the grid ahead: with quant.ima's gptq_gemv
+// so, the decode layer's graph at B = 1 took 2.3 to 2.8 µs less on an H100 and tied on
+// the H200 (bench/RESULTS.md, sessions 68 and 65).
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
@@ -4572,6 +4584,16 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -4921,7 +4943,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -5042,11 +5064,19 @@ __device__ __forceinline__ void body(
     const I N,
     const I G,
     const I NY,
-    const part_t<I, IMA_CHECKED> part) {
-#line 178 "specs/decode.ima"
+    const part_t<I, IMA_CHECKED> part,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
+#line 182 "specs/decode.ima"
 
         const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
         const int warp = threadIdx.y / 8;
+        // The kernel after this one may start now, on what it reads early: at the layer's
+        // shapes the grid is one wave, so its blocks take only the slots this one leaves.
+        ima_launch_dependents();
+        // The first whole tile's rows stream into L2 while the grid ahead ends.
+        if (M == 1 && n < N && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<4>{}))
+            w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<4>{});
+        ima_wait_for_inputs();
         // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode step,
         // in whole tiles; or 4 at a time for M > 1, 8 rows of K at a time (as gptq_gemv:
         // 4 rows of x by a whole tile would not fit in registers).
@@ -5096,8 +5126,6 @@ __device__ __forceinline__ void body(
         } else {
             for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
         }
-        // The weights are read: the kernel after this one may start on what it reads early.
-        ima_launch_dependents();
         __syncthreads();
         // An output a thread: of the block's 16 columns, or, fused, of its 8 (gate's
         // column c, up's c + 8).
@@ -5121,7 +5149,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5125 "decode.cu"
+#line 5153 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5134,19 +5162,20 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    const ImaRec<IMA_CHECKED> ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
     const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 16, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
+    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_gptq_gemv_narrow
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
-    const __half* __restrict__ x,
+    const __half* x,
     int x_s0,
     int x_s1,
     const int* __restrict__ w_qweight,
@@ -5186,11 +5215,16 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
         N,
         G,
         NY,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
 }
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
-    const __half* __restrict__ x,
+    const __half* x,
     long long x_s0,
     long long x_s1,
     const int* __restrict__ w_qweight,
@@ -5230,11 +5264,16 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
         N,
         G,
         NY,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
 }
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checked(
-    const __half* __restrict__ x,
+    const __half* x,
     int x_s0,
     int x_s1,
     const int* __restrict__ w_qweight,
@@ -5269,15 +5308,23 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<int, true>(ima_kernel_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
         ima_kernel_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
@@ -5305,7 +5352,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
 }
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checked(
-    const __half* __restrict__ x,
+    const __half* x,
     long long x_s0,
     long long x_s1,
     const int* __restrict__ w_qweight,
@@ -5340,15 +5387,23 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<long long, true>(ima_kernel_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
         ima_kernel_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};

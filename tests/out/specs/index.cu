@@ -402,6 +402,14 @@ __device__ __forceinline__ void ima_launch_dependents() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+// Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
+// value and cannot fault). A kernel that starts early asks for its first weights before
+// ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
+#ifdef __CUDA_ARCH__
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2733,7 +2741,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2737 "index.cu"
+#line 2745 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3427,7 +3435,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3431 "index.cu"
+#line 3439 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3977,7 +3985,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 3981 "index.cu"
+#line 3989 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4391,7 +4399,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4395 "index.cu"
+#line 4403 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -401,6 +401,14 @@ __device__ __forceinline__ void ima_launch_dependents() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+// Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
+// value and cannot fault). A kernel that starts early asks for its first weights before
+// ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
+#ifdef __CUDA_ARCH__
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2656,6 +2664,16 @@ struct w_t {
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
     }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+    }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
     template <int R, int S>
@@ -3156,7 +3174,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3160 "quant.cu"
+#line 3178 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3511,6 +3529,16 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -3928,7 +3956,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3932 "quant.cu"
+#line 3960 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4589,7 +4617,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4593 "quant.cu"
+#line 4621 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5306,7 +5334,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5310 "quant.cu"
+#line 5338 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5879,7 +5907,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5883 "quant.cu"
+#line 5911 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6195,7 +6223,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6199 "quant.cu"
+#line 6227 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6398,10 +6426,10 @@ namespace ima_kernel_gptq_gemv {
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
 struct x_t {
-    const __half* __restrict__ p;
+    const __half* p;
     I s0, s1;
     I e0, e1;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ __half operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
@@ -6462,6 +6490,10 @@ struct x_t {
 #endif
 };
 
+// Early: the weights, which no kernel of a decode step writes. At M = 1 each thread asks
+// L2 for its first whole tile before it waits for the grid ahead: with decode.ima's gptq_gemv_narrow
+// so, the decode layer's graph at B = 1 took 2.3 to 2.8 µs less on an H100 and tied on
+// the H200 (bench/RESULTS.md, sessions 68 and 65).
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
@@ -6625,6 +6657,16 @@ struct w_t {
         Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
         ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
         return t;
+    }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -6974,7 +7016,7 @@ struct y_t {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
-    ImaRec<IMA_CHECKED> rec;
+    ImaRecAfterWait<IMA_CHECKED> rec;
     __device__ __forceinline__ __half& operator()(I i0, I i1) const {
         if constexpr (IMA_CHECKED) {
             if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
@@ -7095,10 +7137,18 @@ __device__ __forceinline__ void body(
     const I N,
     const I G,
     const I NY,
-    const part_t<I, IMA_CHECKED> part) {
-#line 124 "specs/quant.ima"
+    const part_t<I, IMA_CHECKED> part,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
+#line 128 "specs/quant.ima"
 
         const I n = I(blockIdx.x) * 128 + threadIdx.x * 4;
+        // The kernel after this one may start now, on what it reads early: at the layer's
+        // shapes the grid is one wave, so its blocks take only the slots this one leaves.
+        ima_launch_dependents();
+        // The first whole tile's rows stream into L2 while the grid ahead ends.
+        if (M == 1 && n < N && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<8>{}))
+            w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<8>{});
+        ima_wait_for_inputs();
         // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode
         // step, with 4 accumulators in registers; or 4 at a time for M > 1.
         auto accumulate = [&](auto rows, I m0) {
@@ -7145,8 +7195,6 @@ __device__ __forceinline__ void body(
         } else {
             for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
         }
-        // The weights are read: the kernel after this one may start on what it reads early.
-        ima_launch_dependents();
         __syncthreads();
         // M x 128 sums of 8 slices each, by the block's 256 threads; fused, M x 64 outputs,
         // output c of the block from its gate column cg (unit c / U of gate, U =
@@ -7171,7 +7219,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7175 "quant.cu"
+#line 7223 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7184,19 +7232,20 @@ __device__ __forceinline__ void run(
     const I N,
     const I G,
     const I NY,
-    const ImaRec<IMA_CHECKED> ima_recorder) {
+    const ImaRec<IMA_CHECKED> ima_recorder,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
     const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 128, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
+    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_gptq_gemv
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
-    const __half* __restrict__ x,
+    const __half* x,
     int x_s0,
     int x_s1,
     const int* __restrict__ w_qweight,
@@ -7236,11 +7285,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
         N,
         G,
         NY,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
-    const __half* __restrict__ x,
+    const __half* x,
     long long x_s0,
     long long x_s1,
     const int* __restrict__ w_qweight,
@@ -7280,11 +7334,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
         N,
         G,
         NY,
-        ImaRecorder{nullptr, nullptr});
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
-    const __half* __restrict__ x,
+    const __half* x,
     int x_s0,
     int x_s1,
     const int* __restrict__ w_qweight,
@@ -7319,15 +7378,23 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<int, true>(ima_kernel_gptq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
         ima_kernel_gptq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        ima_kernel_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
@@ -7355,7 +7422,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
-    const __half* __restrict__ x,
+    const __half* x,
     long long x_s0,
     long long x_s1,
     const int* __restrict__ w_qweight,
@@ -7390,15 +7457,23 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<long long, true>(ima_kernel_gptq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
         ima_kernel_gptq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+        ima_kernel_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
         G,
         NY,
-        &ima_pending);
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
     if (ima_pending.count != 0) {
         // The extents of the argument the thread's latest violation names.
         long long ima_extent[8] = {};
@@ -7816,13 +7891,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 206 "specs/quant.ima"
+#line 215 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7826 "quant.cu"
+#line 7901 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1234,7 +1234,7 @@ impl GptqGemv {
 pub struct GptqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned
     pub x: &'a X,
-    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`: Early: the weights, which no kernel of a decode step writes. At M = 1 each thread asks L2 for its first whole tile before it waits for the grid ahead: with decode.ima's gptq_gemv_narrow so, the decode layer's graph at B = 1 took 2.3 to 2.8 µs less on an H100 and tied on the H200 (bench/RESULTS.md, sessions 68 and 65).
     pub w: &'a ima::QuantTensor<ima::half::f16>,
     /// f16 `[M, NY]`, contiguous: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
     pub y: &'a mut Y,
@@ -1279,7 +1279,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1, 2],
             strided: true,
-            early: false,
+            early: true,
             align: 2,
             values: None,
             tma: None,
@@ -1294,7 +1294,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
-            early: false,
+            early: true,
             align: 16,
             values: None,
             tma: None,
@@ -1309,7 +1309,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
-            early: false,
+            early: true,
             align: 4,
             values: None,
             tma: None,
@@ -1324,7 +1324,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             ],
             stored: &[0, 1],
             strided: false,
-            early: false,
+            early: true,
             align: 16,
             values: None,
             tma: None,
@@ -1378,7 +1378,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:201`.
+/// Declared at `specs/quant.ima:210`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1449,7 +1449,7 @@ pub struct AwqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTens
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:201",
+    location: "specs/quant.ima:210",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
