@@ -403,11 +403,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2540,7 +2536,7 @@ __device__ __forceinline__ void body(
         const I i = I(blockIdx.x) * 256 + threadIdx.x;
         if (i < N) y(i) = x(i) + 1.f;
     
-#line 2544 "early.cu"
+#line 2540 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2738,7 +2734,7 @@ __device__ __forceinline__ void body(
         ima_wait_for_inputs();
         if (i < N) y(i) = x(i) * 0.5f + t;
     
-#line 2742 "early.cu"
+#line 2738 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2983,7 +2979,7 @@ __device__ __forceinline__ void body(
         ima_wait_for_inputs();
         if (i < N) y(i) = v;
     
-#line 2987 "early.cu"
+#line 2983 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -406,11 +406,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2551,7 +2547,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2555 "element_types.cu"
+#line 2551 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2933,7 +2929,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 2937 "element_types.cu"
+#line 2933 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5286,7 +5282,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5290 "element_types.cu"
+#line 5286 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6723,7 +6719,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6727 "element_types.cu"
+#line 6723 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

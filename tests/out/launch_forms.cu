@@ -403,11 +403,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2623,7 +2619,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2627 "launch_forms.cu"
+#line 2623 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2835,7 +2831,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2839 "launch_forms.cu"
+#line 2835 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2991,7 +2987,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 2995 "launch_forms.cu"
+#line 2991 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3209,7 +3205,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 3213 "launch_forms.cu"
+#line 3209 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -404,11 +404,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2609,7 +2605,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2613 "planted_bugs.cu"
+#line 2609 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2952,7 +2948,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 2956 "planted_bugs.cu"
+#line 2952 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3249,7 +3245,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3253 "planted_bugs.cu"
+#line 3249 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4016,7 +4012,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 4020 "planted_bugs.cu"
+#line 4016 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4765,7 +4761,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4769 "planted_bugs.cu"
+#line 4765 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

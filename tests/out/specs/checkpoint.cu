@@ -404,11 +404,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2956,7 +2952,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2960 "checkpoint.cu"
+#line 2956 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3802,7 +3798,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3806 "checkpoint.cu"
+#line 3802 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4585,7 +4581,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4589 "checkpoint.cu"
+#line 4585 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5230,7 +5226,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5234 "checkpoint.cu"
+#line 5230 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5959,7 +5955,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5963 "checkpoint.cu"
+#line 5959 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6868,7 +6864,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6872 "checkpoint.cu"
+#line 6868 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7583,7 +7579,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7587 "checkpoint.cu"
+#line 7583 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8489,7 +8485,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8493 "checkpoint.cu"
+#line 8489 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9189,7 +9185,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 9193 "checkpoint.cu"
+#line 9189 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

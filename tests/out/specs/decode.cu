@@ -404,11 +404,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -3001,7 +2997,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 3005 "decode.cu"
+#line 3001 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3895,7 +3891,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3899 "decode.cu"
+#line 3895 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5149,7 +5145,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5153 "decode.cu"
+#line 5149 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

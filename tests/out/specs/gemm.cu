@@ -405,11 +405,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2929,7 +2925,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 2933 "gemm.cu"
+#line 2929 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3646,7 +3642,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3650 "gemm.cu"
+#line 3646 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4345,7 +4341,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4349 "gemm.cu"
+#line 4345 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4979,7 +4975,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4983 "gemm.cu"
+#line 4979 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6150,7 +6146,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 6154 "gemm.cu"
+#line 6150 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

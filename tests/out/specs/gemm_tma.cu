@@ -405,11 +405,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2996,7 +2992,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3000 "gemm_tma.cu"
+#line 2996 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3758,7 +3754,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3762 "gemm_tma.cu"
+#line 3758 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4659,7 +4655,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4663 "gemm_tma.cu"
+#line 4659 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5531,7 +5527,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5535 "gemm_tma.cu"
+#line 5531 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7166,7 +7162,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7170 "gemm_tma.cu"
+#line 7166 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9007,7 +9003,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 9011 "gemm_tma.cu"
+#line 9007 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10750,7 +10746,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
     
-#line 10754 "gemm_tma.cu"
+#line 10750 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12493,7 +12489,7 @@ __device__ __forceinline__ void body(
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
     
-#line 12497 "gemm_tma.cu"
+#line 12493 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -404,11 +404,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -3174,7 +3170,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3178 "quant.cu"
+#line 3174 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3956,7 +3952,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3960 "quant.cu"
+#line 3956 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4617,7 +4613,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4621 "quant.cu"
+#line 4617 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5334,7 +5330,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5338 "quant.cu"
+#line 5334 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5907,7 +5903,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5911 "quant.cu"
+#line 5907 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6223,7 +6219,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6227 "quant.cu"
+#line 6223 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7219,7 +7215,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7223 "quant.cu"
+#line 7219 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7897,7 +7893,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7901 "quant.cu"
+#line 7897 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -403,11 +403,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2586,7 +2582,7 @@ __device__ __forceinline__ void body(
     const I j) {
 #line 11 "specs/strided.ima"
  y(i, j) = a * x(i, j) + b; 
-#line 2590 "strided.cu"
+#line 2586 "strided.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -403,11 +403,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2584,7 +2580,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 2588 "transpose.cu"
+#line 2584 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2905,7 +2901,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 2909 "transpose.cu"
+#line 2905 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

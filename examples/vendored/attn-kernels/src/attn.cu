@@ -404,11 +404,7 @@ __device__ __forceinline__ void ima_launch_dependents() {
 // Asks L2 for the line that holds p, loading nothing into registers (a hint: it reads no
 // value and cannot fault). A kernel that starts early asks for its first weights before
 // ima_wait_for_inputs(), so that they stream from DRAM while the grid ahead ends.
-__device__ __forceinline__ void ima_prefetch_l2(const void* p) {
-#ifdef __CUDA_ARCH__
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-#endif
-}
+__device__ __forceinline__ void ima_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // W elements for one 16-byte load or store (`x.load8(i, j)`, `y.store8(i, j, v)`).
 template <typename T, int W>
 struct __align__(16) ImaVec {
@@ -2614,7 +2610,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2618 "attn.cu"
+#line 2614 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3038,7 +3034,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 3042 "attn.cu"
+#line 3038 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3374,7 +3370,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 3378 "attn.cu"
+#line 3374 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4008,7 +4004,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4012 "attn.cu"
+#line 4008 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
