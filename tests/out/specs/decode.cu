@@ -5069,8 +5069,9 @@ __device__ __forceinline__ void body(
         // The kernel after this one may start now, on what it reads early: at the layer's
         // shapes the grid is one wave, so its blocks take only the slots this one leaves.
         ima_launch_dependents();
-        // The first whole tile's rows stream into L2 while the grid ahead ends.
-        if (M == 1 && n < N && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<4>{}))
+        // The first whole tile's rows stream into L2 while the grid ahead ends (none where
+        // n is past N: whole_tiles is 0 there).
+        if (M == 1 && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<4>{}))
             w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<4>{});
         ima_wait_for_inputs();
         // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode step,
@@ -5145,7 +5146,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5149 "decode.cu"
+#line 5150 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -7141,8 +7141,9 @@ __device__ __forceinline__ void body(
         // The kernel after this one may start now, on what it reads early: at the layer's
         // shapes the grid is one wave, so its blocks take only the slots this one leaves.
         ima_launch_dependents();
-        // The first whole tile's rows stream into L2 while the grid ahead ends.
-        if (M == 1 && n < N && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<8>{}))
+        // The first whole tile's rows stream into L2 while the grid ahead ends (none where
+        // n is past N: whole_tiles is 0 there).
+        if (M == 1 && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<8>{}))
             w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<8>{});
         ima_wait_for_inputs();
         // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode
@@ -7215,7 +7216,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7219 "quant.cu"
+#line 7220 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7887,13 +7888,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 215 "specs/quant.ima"
+#line 216 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7897 "quant.cu"
+#line 7898 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
