@@ -4415,7 +4415,7 @@ struct x_t {
 
 // Early: the weights, which no kernel of a decode step writes. At M = 1 each thread
 // asks L2 for its first whole tile before it waits for the grid ahead. This kernel and
-// quant.ima's gptq_gemv so took the decode layer's graph at B = 1 2.3 to 2.8 µs
+// quant.ima's gptq_gemv so took the decode layer's graph at B = 1 2.1 to 2.8 µs
 // lower on an H100, and tied on the H200 (bench/RESULTS.md, sessions 68 and 65).
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].

@@ -1234,7 +1234,7 @@ impl GptqGemv {
 pub struct GptqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
     /// f16 `[M, K]`, contiguous, 16-byte aligned
     pub x: &'a X,
-    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`: Early: the weights, which no kernel of a decode step writes. At M = 1 each thread asks L2 for its first whole tile before it waits for the grid ahead. This kernel and decode.ima's gptq_gemv_narrow so took the decode layer's graph at B = 1 2.3 to 2.8 µs lower on an H100, and tied on the H200 (bench/RESULTS.md, sessions 68 and 65).
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`: Early: the weights, which no kernel of a decode step writes. At M = 1 each thread asks L2 for its first whole tile before it waits for the grid ahead. This kernel and decode.ima's gptq_gemv_narrow so took the decode layer's graph at B = 1 2.1 to 2.8 µs lower on an H100, and tied on the H200 (bench/RESULTS.md, sessions 68 and 65).
     pub w: &'a ima::QuantTensor<ima::half::f16>,
     /// f16 `[M, NY]`, contiguous: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
     pub y: &'a mut Y,
