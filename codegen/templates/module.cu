@@ -481,6 +481,14 @@ struct {{ q.name }}_t {
 {%- endif %}
     }
 
+{%- if q.along_k %}
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
+{%- endif %}
+
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
     // columns n to n + C - 1.
@@ -490,7 +498,7 @@ struct {{ q.name }}_t {
 #pragma unroll
         for (int r = 0; r < R; ++r) {
 {%- if q.along_k %}
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
 {%- else %}
 #pragma unroll
             for (int j = 0; j < 8; ++j) t.w[r][j] = qweight[(k0 + (8 * t.stride * r + j) * lr) * qweight_s0 + n / 8];
@@ -543,7 +551,7 @@ struct {{ q.name }}_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 {%- endif %}
 
@@ -609,6 +617,8 @@ struct {{ q.name }}_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);

@@ -3540,6 +3540,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -3549,7 +3554,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -3594,7 +3599,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -3658,6 +3663,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -4012,7 +4019,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 4016 "planted_bugs.cu"
+#line 4023 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4327,6 +4334,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -4336,7 +4348,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -4381,7 +4393,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -4445,6 +4457,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -4761,7 +4775,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4765 "planted_bugs.cu"
+#line 4779 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

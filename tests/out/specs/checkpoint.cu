@@ -2609,6 +2609,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -2618,7 +2623,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -2952,7 +2957,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 2956 "checkpoint.cu"
+#line 2961 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3326,6 +3331,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -3335,7 +3345,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -3380,7 +3390,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -3444,6 +3454,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -3798,7 +3810,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3802 "checkpoint.cu"
+#line 3814 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4109,6 +4121,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = 0;
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -4118,7 +4135,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -4163,7 +4180,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -4227,6 +4244,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -4581,7 +4600,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4585 "checkpoint.cu"
+#line 4604 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4883,6 +4902,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = 0;
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -4892,7 +4916,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -5226,7 +5250,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5230 "checkpoint.cu"
+#line 5254 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5606,6 +5630,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -5615,7 +5644,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -5955,7 +5984,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 5959 "checkpoint.cu"
+#line 5988 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6386,6 +6415,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -6395,7 +6429,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -6440,7 +6474,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -6504,6 +6538,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -6864,7 +6900,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6868 "checkpoint.cu"
+#line 6904 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7230,6 +7266,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -7239,7 +7280,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -7579,7 +7620,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7583 "checkpoint.cu"
+#line 7624 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8007,6 +8048,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = 0;
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -8016,7 +8062,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -8061,7 +8107,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -8125,6 +8171,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -8485,7 +8533,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8489 "checkpoint.cu"
+#line 8537 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8836,6 +8884,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = 0;
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -8845,7 +8898,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -9185,7 +9238,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 9189 "checkpoint.cu"
+#line 9242 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -6086,6 +6086,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -6095,7 +6100,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -6140,7 +6145,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -6204,6 +6209,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -7162,7 +7169,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7166 "gemm_tma.cu"
+#line 7173 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7741,6 +7748,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -7750,7 +7762,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -7795,7 +7807,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -7859,6 +7871,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -9003,7 +9017,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 9007 "gemm_tma.cu"
+#line 9021 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9628,6 +9642,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -9637,7 +9656,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -9682,7 +9701,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -9746,6 +9765,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -10746,7 +10767,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
     
-#line 10750 "gemm_tma.cu"
+#line 10771 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11367,6 +11388,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -11376,7 +11402,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -11421,7 +11447,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -11485,6 +11511,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -12489,7 +12517,7 @@ __device__ __forceinline__ void body(
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
     
-#line 12493 "gemm_tma.cu"
+#line 12521 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2614,6 +2614,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -2623,7 +2628,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -2668,7 +2673,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -2732,6 +2737,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -3170,7 +3177,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3174 "quant.cu"
+#line 3181 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3480,6 +3487,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -3489,7 +3501,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -3534,7 +3546,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -3598,6 +3610,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -3952,7 +3966,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3956 "quant.cu"
+#line 3970 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4270,6 +4284,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -4279,7 +4298,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -4613,7 +4632,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4617 "quant.cu"
+#line 4636 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5330,7 +5349,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5334 "quant.cu"
+#line 5353 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5903,7 +5922,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5907 "quant.cu"
+#line 5926 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6219,7 +6238,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6223 "quant.cu"
+#line 6242 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6608,6 +6627,11 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
 
     // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
     // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
@@ -6617,7 +6641,7 @@ struct w_t {
         ima_load_group(t, g, n);
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            ima_load_row<VEC>(reinterpret_cast<const unsigned int*>(&qweight[(k0 / 8 + r * t.stride * lr) * qweight_s0 + n]), t.w[r]);
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
         }
     }
 
@@ -6662,7 +6686,7 @@ struct w_t {
     __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
         const I k0 = ima_whole_tile_row<R, S>(b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) ima_prefetch_l2(&qweight[(k0 / 8 + r * S) * qweight_s0 + n]);
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
     }
 
     // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
@@ -6726,6 +6750,8 @@ struct w_t {
             at.n = n;
             at.db = db;
             at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
             at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
             at.q_step = db * R * qweight_s0;
             Tile<C, R> t = ima_walk_tile(at);
@@ -7216,7 +7242,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7220 "quant.cu"
+#line 7246 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7894,7 +7920,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7898 "quant.cu"
+#line 7924 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
