@@ -482,6 +482,7 @@ struct {{ q.name }}_t {
     }
 
 {%- if q.along_k %}
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {

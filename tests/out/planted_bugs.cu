@@ -3540,6 +3540,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -4019,7 +4020,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 4023 "planted_bugs.cu"
+#line 4024 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4334,6 +4335,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -4775,7 +4777,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4779 "planted_bugs.cu"
+#line 4781 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

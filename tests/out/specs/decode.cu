@@ -4535,6 +4535,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -5153,7 +5154,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5157 "decode.cu"
+#line 5158 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

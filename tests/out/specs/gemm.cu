@@ -5412,6 +5412,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -6153,7 +6154,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 6157 "gemm.cu"
+#line 6158 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

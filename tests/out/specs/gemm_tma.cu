@@ -6086,6 +6086,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -7169,7 +7170,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7173 "gemm_tma.cu"
+#line 7174 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7748,6 +7749,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -9017,7 +9019,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 9021 "gemm_tma.cu"
+#line 9023 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9642,6 +9644,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -10767,7 +10770,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
     
-#line 10771 "gemm_tma.cu"
+#line 10774 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -11388,6 +11391,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -12517,7 +12521,7 @@ __device__ __forceinline__ void body(
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
     
-#line 12521 "gemm_tma.cu"
+#line 12525 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2614,6 +2614,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -3177,7 +3178,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3181 "quant.cu"
+#line 3182 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3487,6 +3488,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -3966,7 +3968,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3970 "quant.cu"
+#line 3972 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4284,6 +4286,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -4632,7 +4635,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4636 "quant.cu"
+#line 4639 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5349,7 +5352,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5353 "quant.cu"
+#line 5356 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5922,7 +5925,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5926 "quant.cu"
+#line 5929 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6238,7 +6241,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6242 "quant.cu"
+#line 6245 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6627,6 +6630,7 @@ struct w_t {
         ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
         t.zw = ima_zero_word(g, n);
     }
+
     // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
     // prefetches start.
     __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
@@ -7242,7 +7246,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7246 "quant.cu"
+#line 7250 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7920,7 +7924,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7924 "quant.cu"
+#line 7928 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
