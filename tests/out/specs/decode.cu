@@ -5074,20 +5074,22 @@ __device__ __forceinline__ void body(
 
         const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
         const int warp = threadIdx.y / 8;
+        // Packed rows a whole tile of the one-row pass, which the first tile's request
+        // before the wait asks L2 for.
+        constexpr int R = 4;
         // The kernel after this one may start now, on what it reads early: at the layer's
         // shapes the grid is one wave, so its blocks take only the slots this one leaves.
         ima_launch_dependents();
         // The first whole tile's rows stream into L2 while the grid ahead ends (none where
         // n is past N: whole_tiles is 0 there).
-        if (M == 1 && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<4>{}))
-            w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<4>{});
+        if (M == 1 && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}))
+            w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<R>{});
         ima_wait_for_inputs();
         // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode step,
         // in whole tiles; or 4 at a time for M > 1, 8 rows of K at a time (as gptq_gemv:
         // 4 rows of x by a whole tile would not fit in registers).
         auto accumulate = [&](auto rows, I m0) {
             constexpr int MR = decltype(rows)::value;
-            constexpr int R = 4;
             float sums[MR][4];
             #pragma unroll
             for (int m = 0; m < MR; ++m)
@@ -5154,7 +5156,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5158 "decode.cu"
+#line 5160 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

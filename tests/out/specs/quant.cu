@@ -7168,13 +7168,16 @@ __device__ __forceinline__ void body(
 #line 128 "specs/quant.ima"
 
         const I n = I(blockIdx.x) * 128 + threadIdx.x * 4;
+        // Packed rows a whole tile of the one-row pass, which the first tile's request
+        // before the wait asks L2 for.
+        constexpr int R = 8;
         // The kernel after this one may start now, on what it reads early: at the layer's
         // shapes the grid is one wave, so its blocks take only the slots this one leaves.
         ima_launch_dependents();
         // The first whole tile's rows stream into L2 while the grid ahead ends (none where
         // n is past N: whole_tiles is 0 there).
-        if (M == 1 && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<8>{}))
-            w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<8>{});
+        if (M == 1 && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}))
+            w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<R>{});
         ima_wait_for_inputs();
         // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode
         // step, with 4 accumulators in registers; or 4 at a time for M > 1.
@@ -7193,7 +7196,6 @@ __device__ __forceinline__ void body(
                 // round trips an iteration (SASS read in session 55; bench/explore/gemvload
                 // makes it issue all of them, to be measured). Rows past those tiles (all of K when G % 8R != 0), and every row
                 // for M > 1, go 8 at a time, every 64th.
-                constexpr int R = 8;
                 const I tiles = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
                 if constexpr (MR == 1) {
                     for (I b = threadIdx.y; b < tiles; b += 8) {
@@ -7246,7 +7248,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7250 "quant.cu"
+#line 7252 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7918,13 +7920,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 216 "specs/quant.ima"
+#line 218 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7928 "quant.cu"
+#line 7930 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
