@@ -77,6 +77,7 @@ fn projection(rows: usize, k: usize, n: usize, ny: usize) -> (&'static KernelCon
         }
         ProjectionKernel::Wide => quant::GptqGemv::CONTRACT,
         ProjectionKernel::Narrow => decode::GptqGemvNarrow::CONTRACT,
+        ProjectionKernel::Narrow12 => decode::GptqGemvNarrow12::CONTRACT,
         ProjectionKernel::Gemm => gemm::GptqGemm::CONTRACT,
     };
     (c, spread(vec![x, w, qweight, qzeros, scales, y]))
@@ -128,6 +129,8 @@ fn every_launch_of_the_layer_passes_at_b1_b8_and_b32() {
     let picked = |rows, k, n| projection(rows, k, n, n).0.name;
     assert_eq!(picked(1, HIDDEN, QKV), "gptq_gemv_narrow");
     assert_eq!(picked(1, HIDDEN, 2 * INTERMEDIATE), "gptq_gemv");
+    assert_eq!(picked(1, HQ * D, HIDDEN), "gptq_gemv_narrow12");
+    assert_eq!(picked(1, INTERMEDIATE, HIDDEN), "gptq_gemv_narrow12");
     assert_eq!(picked(8, HIDDEN, QKV), "gptq_gemm");
     assert_eq!(picked(32, HIDDEN, QKV), "gptq_gemm_wg32");
     assert_eq!(picked(32, HQ * D, HIDDEN), "gptq_gemm_wg32");
@@ -135,16 +138,22 @@ fn every_launch_of_the_layer_passes_at_b1_b8_and_b32() {
 }
 
 /// The pick's edges, worked out from its rule (docs/decode-layer.md): one row takes
-/// 128-column blocks once they number the SMs (N >= 131 * 128 + 1 on 132 SMs), 17 to 32
+/// 128-column blocks once they number the SMs (N >= 131 * 128 + 1 on 132 SMs), 16-column
+/// blocks of 12 warps while those number at most twice the SMs (N <= 264 * 16), 17 to 32
 /// rows take the warpgroup kernel from 2^24 weights where it loads, and every other
 /// batch the tensor-core GEMM.
 #[test]
 fn the_projection_pick_changes_kernel_where_its_rule_says() {
-    use ProjectionKernel::{Gemm, Narrow, Warpgroup, Wide};
+    use ProjectionKernel::{Gemm, Narrow, Narrow12, Warpgroup, Wide};
     let pick = |rows, k, n, warpgroup| ProjectionKernel::pick(rows, k, n, SMS, warpgroup);
     // ceil(N / 128) >= 132: N = 131 * 128 + 1 = 16769 is the first.
     assert_eq!(pick(1, HIDDEN, 16768, true), Narrow);
     assert_eq!(pick(1, HIDDEN, 16769, true), Wide);
+    // ceil(N / 16) <= 264: N = 264 * 16 = 4224 is the last; O and down (4096) take it.
+    assert_eq!(pick(1, HIDDEN, 4224, true), Narrow12);
+    assert_eq!(pick(1, HIDDEN, 4232, true), Narrow);
+    assert_eq!(pick(1, INTERMEDIATE, HIDDEN, true), Narrow12);
+    assert_eq!(pick(1, HIDDEN, QKV, true), Narrow);
     // K N >= 2^24 = 16777216: 4096 x 4096 (O) is exactly that, 4096 x 4088 short of it.
     assert_eq!(pick(17, 4096, 4096, true), Warpgroup);
     assert_eq!(pick(17, 4096, 4088, true), Gemm);

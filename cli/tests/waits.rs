@@ -159,7 +159,7 @@ fn a_kernel_not_in_the_spec_is_an_error_that_names_those_that_are() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr.trim_end(),
-        "error: no kernel `add_rms` in the spec; it has add_rms_norm, rope_cache, gptq_gemv_narrow"
+        "error: no kernel `add_rms` in the spec; it has add_rms_norm, rope_cache, gptq_gemv_narrow, gptq_gemv_narrow12"
     );
 }
 

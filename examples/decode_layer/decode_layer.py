@@ -105,7 +105,8 @@ class DecodeLayer:
 
     def _project(self, name, x, y, s):
         # One row of x takes a GEMV: quant's gptq_gemv (blocks of 128 columns) when it has a
-        # block for every SM, gptq_gemv_narrow (16 columns) otherwise; more rows take
+        # block for every SM, gptq_gemv_narrow (16 columns) otherwise, in blocks of 12 warps
+        # (gptq_gemv_narrow12) where those number at most twice the SMs; more rows take
         # gptq_gemm_wg32 for 17 to 32 rows of the larger weights where it loads, else gptq_gemm
         # (as examples/decode_layer/layer.rs's `projection_of`). s: the workspaces.
         w, (k, n) = self.w[name], self.shape[name]
@@ -117,6 +118,8 @@ class DecodeLayer:
             gk.gptq_gemm(x, w, y)
         elif -(-n // 128) >= sm_count(x.device):
             qk.gptq_gemv(x, w, y)
+        elif -(-n // 16) <= 2 * sm_count(x.device):
+            dk.gptq_gemv_narrow12(x, w, y)
         else:
             dk.gptq_gemv_narrow(x, w, y)
 

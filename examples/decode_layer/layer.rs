@@ -399,13 +399,17 @@ pub struct Kernels {
 /// (quant's `gptq_gemv`) when they number at least the device's SMs, one each (the
 /// gate/up projection: 224 blocks on an H200's 132 SMs, 20.0 us against 22.5 for
 /// 16-column blocks), else 16-column ones (`gptq_gemv_narrow`: QKV, O and down, whose
-/// 32 to 48 blocks of 128 columns would leave most SMs idle). Of the GEMMs, gemm_tma's
+/// 32 to 48 blocks of 128 columns would leave most SMs idle), in blocks of 12 warps
+/// (`gptq_gemv_narrow12`) where those number at most twice the SMs (O and down: 256 blocks
+/// on 132 SMs, which blocks of 8 warps would leave 16 warps an SM). Of the GEMMs, gemm_tma's
 /// `gptq_gemm_wg32` for 17 to 32 rows of weights of at least [`WARPGROUP_MIN_WEIGHTS`]
 /// where it loads, else gemm's `gptq_gemm`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProjectionKernel {
     /// decode.ima's `gptq_gemv_narrow`.
     Narrow,
+    /// decode.ima's `gptq_gemv_narrow12`.
+    Narrow12,
     /// quant.ima's `gptq_gemv`.
     Wide,
     /// gemm.ima's `gptq_gemm`.
@@ -426,6 +430,8 @@ impl ProjectionKernel {
             }
         } else if n.div_ceil(128) >= sms {
             ProjectionKernel::Wide
+        } else if n.div_ceil(16) <= 2 * sms {
+            ProjectionKernel::Narrow12
         } else {
             ProjectionKernel::Narrow
         }
@@ -436,6 +442,7 @@ impl ProjectionKernel {
 #[derive(Clone, Copy)]
 enum Projection<'k> {
     Narrow,
+    Narrow12,
     Wide,
     Gemm,
     Warpgroup(&'k gemm_tma::Kernels),
@@ -586,6 +593,7 @@ impl Kernels {
             self.decode.add_rms_norm.kernel(),
             self.paged.paged_attn_rope.kernel(),
             self.decode.gptq_gemv_narrow.kernel(),
+            self.decode.gptq_gemv_narrow12.kernel(),
             self.quant.gptq_gemv.kernel(),
             self.gemm.gptq_gemm.kernel(),
         ];
@@ -601,6 +609,7 @@ impl Kernels {
             &self.gemm_tma,
         ) {
             (ProjectionKernel::Narrow, _) => Projection::Narrow,
+            (ProjectionKernel::Narrow12, _) => Projection::Narrow12,
             (ProjectionKernel::Wide, _) => Projection::Wide,
             (ProjectionKernel::Warpgroup, Some(t)) => Projection::Warpgroup(t),
             // `pick` takes the warpgroup kernel only where it loaded.
@@ -612,6 +621,7 @@ impl Kernels {
     fn kernel_of<'k>(&'k self, p: Projection<'k>) -> &'k Kernel {
         match p {
             Projection::Narrow => self.decode.gptq_gemv_narrow.kernel(),
+            Projection::Narrow12 => self.decode.gptq_gemv_narrow12.kernel(),
             Projection::Wide => self.quant.gptq_gemv.kernel(),
             Projection::Gemm => self.gemm.gptq_gemm.kernel(),
             Projection::Warpgroup(t) => t.gptq_gemm_wg32.kernel(),
@@ -634,6 +644,10 @@ impl Kernels {
                 .decode
                 .gptq_gemv_narrow
                 .launch(stream, decode::GptqGemvNarrowArgs { x, w, y })?,
+            Projection::Narrow12 => self
+                .decode
+                .gptq_gemv_narrow12
+                .launch(stream, decode::GptqGemvNarrow12Args { x, w, y })?,
             Projection::Wide => self
                 .quant
                 .gptq_gemv

@@ -2228,6 +2228,104 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
 }
 #endif
 
+// The body of the W4A16 GEMVs in narrow column tiles (specs/decode.ima's gptq_gemv_narrow,
+// WARPS = 8, and gptq_gemv_narrow12, WARPS = 12), which differ only in the warps a block
+// stacks down K, so that it is written once: y = x · W for M <= 8, W in GPTQ int4, or with
+// NY = N / 2 the fused SiluAndMul of W's gate and up halves (GATE_UP_UNIT = 8, which the
+// specs assert). A block of (4, 8 WARPS) threads takes 16 columns: 4 threads across take 4
+// each, 8 WARPS down split K. `part` is the warps' sums, [WARPS, 8, 16]. The specs' doc
+// comments say why each choice.
+#ifdef __CUDA_FP16_TYPES_EXIST__
+template <int WARPS, typename I, typename X, typename W, typename Y, typename P, typename WF>
+__device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, const Y& y, const P& part, I M, I K, I N,
+                                                     I NY, const WF& wait_for_inputs) {
+    constexpr int DOWN = 8 * WARPS;  // threads down K
+    const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
+    const int warp = threadIdx.y / 8;
+    // Packed rows a whole tile of the one-row pass, which the first tile's request before
+    // the wait asks L2 for.
+    constexpr int R = 4;
+    // The kernel after this one may start now, on what it reads early: at the layer's
+    // shapes the grid is one wave, so its blocks take only the slots this one leaves.
+    ima_launch_dependents();
+    // The first whole tile's rows stream into L2 while the grid ahead ends (none where n is
+    // past N: whole_tiles is 0 there).
+    if (M == 1 && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}))
+        w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<R>{});
+    wait_for_inputs();
+    // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode step, in
+    // whole tiles; or 4 at a time for M > 1, 8 rows of K at a time (as gptq_gemv: 4 rows of
+    // x by a whole tile would not fit in registers).
+    auto accumulate = [&](auto rows, I m0) {
+        constexpr int MR = decltype(rows)::value;
+        float sums[MR][4];
+#pragma unroll
+        for (int m = 0; m < MR; ++m)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
+        if (n < N) {
+            const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
+            if constexpr (MR == 1) {
+                for (I b = threadIdx.y; b < whole; b += DOWN) {
+                    const auto t = w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<R>{});
+                    w.dot_tile(t, [&](int r) { return x.load8(0, t.row(r)); }, sums[0]);
+                }
+            }
+            for (I k8 = whole * 8 * R + I(threadIdx.y) * 8; k8 < K; k8 += 8 * DOWN) {
+                const auto t = w.load_tile(k8, n, ImaConst<4>{});
+#pragma unroll
+                for (int m = 0; m < MR; ++m) {
+                    if (m0 + m >= M) break;
+                    w.dot_tile(t, x.load8(m0 + m, k8), sums[m]);
+                }
+            }
+        }
+        // The warp's 8 threads down a column (lanes 4 apart) add up by shuffles.
+#pragma unroll
+        for (int m = 0; m < MR; ++m)
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+#pragma unroll
+                for (int d = 4; d < 32; d *= 2) sums[m][c] += __shfl_xor_sync(0xffffffffu, sums[m][c], d);
+        if (threadIdx.y % 8 == 0) {
+#pragma unroll
+            for (int m = 0; m < MR; ++m) {
+                if (m0 + m >= M) break;
+#pragma unroll
+                for (int c = 0; c < 4; ++c) part(warp, m0 + m, threadIdx.x * 4 + c) = sums[m][c];
+            }
+        }
+    };
+    if (M == 1) {
+        accumulate(ImaConst<1>{}, 0);
+    } else {
+        for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
+    }
+    __syncthreads();
+    // An output a thread: of the block's 16 columns, or, fused, of its 8 (gate's column c,
+    // up's c + 8).
+    constexpr int UNIT = 8;
+    const bool fused = NY != N;
+    const int outs = fused ? UNIT : 16;
+    const int tid = threadIdx.y * 4 + threadIdx.x;
+    if (tid < M * outs) {
+        const I m = tid / outs, c = tid % outs, col = I(blockIdx.x) * outs + c;
+        if (col < NY) {
+            float sum = 0.f;
+#pragma unroll
+            for (int s = 0; s < WARPS; ++s) sum += part(s, m, c);
+            if (fused) {
+                float up = 0.f;
+#pragma unroll
+                for (int s = 0; s < WARPS; ++s) up += part(s, m, c + UNIT);
+                sum = sum / (1.f + __expf(-sum)) * up;
+            }
+            y(m, col) = __float2half(sum);
+        }
+    }
+}
+#endif
+
 // Thread-block clusters (`launch grid(...) block(...) cluster(x, y, z)`): the block's rank
 // in its cluster, the cluster's blocks, and the barrier of all their threads.
 __device__ __forceinline__ unsigned ima_cluster_rank() {
@@ -2536,7 +2634,7 @@ __device__ __forceinline__ void body(
         const I i = I(blockIdx.x) * 256 + threadIdx.x;
         if (i < N) y(i) = x(i) + 1.f;
     
-#line 2540 "early.cu"
+#line 2638 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2734,7 +2832,7 @@ __device__ __forceinline__ void body(
         ima_wait_for_inputs();
         if (i < N) y(i) = x(i) * 0.5f + t;
     
-#line 2738 "early.cu"
+#line 2836 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2979,7 +3077,7 @@ __device__ __forceinline__ void body(
         ima_wait_for_inputs();
         if (i < N) y(i) = v;
     
-#line 2983 "early.cu"
+#line 3081 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

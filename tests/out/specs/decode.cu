@@ -2229,6 +2229,104 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
 }
 #endif
 
+// The body of the W4A16 GEMVs in narrow column tiles (specs/decode.ima's gptq_gemv_narrow,
+// WARPS = 8, and gptq_gemv_narrow12, WARPS = 12), which differ only in the warps a block
+// stacks down K, so that it is written once: y = x · W for M <= 8, W in GPTQ int4, or with
+// NY = N / 2 the fused SiluAndMul of W's gate and up halves (GATE_UP_UNIT = 8, which the
+// specs assert). A block of (4, 8 WARPS) threads takes 16 columns: 4 threads across take 4
+// each, 8 WARPS down split K. `part` is the warps' sums, [WARPS, 8, 16]. The specs' doc
+// comments say why each choice.
+#ifdef __CUDA_FP16_TYPES_EXIST__
+template <int WARPS, typename I, typename X, typename W, typename Y, typename P, typename WF>
+__device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, const Y& y, const P& part, I M, I K, I N,
+                                                     I NY, const WF& wait_for_inputs) {
+    constexpr int DOWN = 8 * WARPS;  // threads down K
+    const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
+    const int warp = threadIdx.y / 8;
+    // Packed rows a whole tile of the one-row pass, which the first tile's request before
+    // the wait asks L2 for.
+    constexpr int R = 4;
+    // The kernel after this one may start now, on what it reads early: at the layer's
+    // shapes the grid is one wave, so its blocks take only the slots this one leaves.
+    ima_launch_dependents();
+    // The first whole tile's rows stream into L2 while the grid ahead ends (none where n is
+    // past N: whole_tiles is 0 there).
+    if (M == 1 && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}))
+        w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<R>{});
+    wait_for_inputs();
+    // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode step, in
+    // whole tiles; or 4 at a time for M > 1, 8 rows of K at a time (as gptq_gemv: 4 rows of
+    // x by a whole tile would not fit in registers).
+    auto accumulate = [&](auto rows, I m0) {
+        constexpr int MR = decltype(rows)::value;
+        float sums[MR][4];
+#pragma unroll
+        for (int m = 0; m < MR; ++m)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
+        if (n < N) {
+            const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
+            if constexpr (MR == 1) {
+                for (I b = threadIdx.y; b < whole; b += DOWN) {
+                    const auto t = w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<R>{});
+                    w.dot_tile(t, [&](int r) { return x.load8(0, t.row(r)); }, sums[0]);
+                }
+            }
+            for (I k8 = whole * 8 * R + I(threadIdx.y) * 8; k8 < K; k8 += 8 * DOWN) {
+                const auto t = w.load_tile(k8, n, ImaConst<4>{});
+#pragma unroll
+                for (int m = 0; m < MR; ++m) {
+                    if (m0 + m >= M) break;
+                    w.dot_tile(t, x.load8(m0 + m, k8), sums[m]);
+                }
+            }
+        }
+        // The warp's 8 threads down a column (lanes 4 apart) add up by shuffles.
+#pragma unroll
+        for (int m = 0; m < MR; ++m)
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+#pragma unroll
+                for (int d = 4; d < 32; d *= 2) sums[m][c] += __shfl_xor_sync(0xffffffffu, sums[m][c], d);
+        if (threadIdx.y % 8 == 0) {
+#pragma unroll
+            for (int m = 0; m < MR; ++m) {
+                if (m0 + m >= M) break;
+#pragma unroll
+                for (int c = 0; c < 4; ++c) part(warp, m0 + m, threadIdx.x * 4 + c) = sums[m][c];
+            }
+        }
+    };
+    if (M == 1) {
+        accumulate(ImaConst<1>{}, 0);
+    } else {
+        for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
+    }
+    __syncthreads();
+    // An output a thread: of the block's 16 columns, or, fused, of its 8 (gate's column c,
+    // up's c + 8).
+    constexpr int UNIT = 8;
+    const bool fused = NY != N;
+    const int outs = fused ? UNIT : 16;
+    const int tid = threadIdx.y * 4 + threadIdx.x;
+    if (tid < M * outs) {
+        const I m = tid / outs, c = tid % outs, col = I(blockIdx.x) * outs + c;
+        if (col < NY) {
+            float sum = 0.f;
+#pragma unroll
+            for (int s = 0; s < WARPS; ++s) sum += part(s, m, c);
+            if (fused) {
+                float up = 0.f;
+#pragma unroll
+                for (int s = 0; s < WARPS; ++s) up += part(s, m, c + UNIT);
+                sum = sum / (1.f + __expf(-sum)) * up;
+            }
+            y(m, col) = __float2half(sum);
+        }
+    }
+}
+#endif
+
 // Thread-block clusters (`launch grid(...) block(...) cluster(x, y, z)`): the block's rank
 // in its cluster, the cluster's blocks, and the barrier of all their threads.
 __device__ __forceinline__ unsigned ima_cluster_rank() {
@@ -2997,7 +3095,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 3001 "decode.cu"
+#line 3099 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3891,7 +3989,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3895 "decode.cu"
+#line 3993 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5072,91 +5170,10 @@ __device__ __forceinline__ void body(
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
 #line 182 "specs/decode.ima"
 
-        const I n = I(blockIdx.x) * 16 + threadIdx.x * 4;
-        const int warp = threadIdx.y / 8;
-        // Packed rows a whole tile of the one-row pass, which the first tile's request
-        // before the wait asks L2 for.
-        constexpr int R = 4;
-        // The kernel after this one may start now, on what it reads early: at the layer's
-        // shapes the grid is one wave, so its blocks take only the slots this one leaves.
-        ima_launch_dependents();
-        // The first whole tile's rows stream into L2 while the grid ahead ends (none where
-        // n is past N: whole_tiles is 0 there).
-        if (M == 1 && I(threadIdx.y) < w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{}))
-            w.prefetch_whole_tile(I(threadIdx.y), n, ImaConst<4>{}, ImaConst<R>{});
-        ima_wait_for_inputs();
-        // Rows m0 .. m0 + MR - 1 of x, MR a compile-time count: 1, the common decode step,
-        // in whole tiles; or 4 at a time for M > 1, 8 rows of K at a time (as gptq_gemv:
-        // 4 rows of x by a whole tile would not fit in registers).
-        auto accumulate = [&](auto rows, I m0) {
-            constexpr int MR = decltype(rows)::value;
-            float sums[MR][4];
-            #pragma unroll
-            for (int m = 0; m < MR; ++m)
-                #pragma unroll
-                for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
-            if (n < N) {
-                const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
-                if constexpr (MR == 1) {
-                    for (I b = threadIdx.y; b < whole; b += 64) {
-                        const auto t = w.load_whole_tile(b, n, ImaConst<4>{}, ImaConst<R>{});
-                        w.dot_tile(t, [&](int r) { return x.load8(0, t.row(r)); }, sums[0]);
-                    }
-                }
-                for (I k8 = whole * 8 * R + I(threadIdx.y) * 8; k8 < K; k8 += 512) {
-                    const auto t = w.load_tile(k8, n, ImaConst<4>{});
-                    #pragma unroll
-                    for (int m = 0; m < MR; ++m) {
-                        if (m0 + m >= M) break;
-                        w.dot_tile(t, x.load8(m0 + m, k8), sums[m]);
-                    }
-                }
-            }
-            // The warp's 8 threads down a column (lanes 4 apart) add up by shuffles.
-            #pragma unroll
-            for (int m = 0; m < MR; ++m)
-                #pragma unroll
-                for (int c = 0; c < 4; ++c)
-                    #pragma unroll
-                    for (int d = 4; d < 32; d *= 2) sums[m][c] += __shfl_xor_sync(0xffffffffu, sums[m][c], d);
-            if (threadIdx.y % 8 == 0) {
-                #pragma unroll
-                for (int m = 0; m < MR; ++m) {
-                    if (m0 + m >= M) break;
-                    #pragma unroll
-                    for (int c = 0; c < 4; ++c) part(warp, m0 + m, threadIdx.x * 4 + c) = sums[m][c];
-                }
-            }
-        };
-        if (M == 1) {
-            accumulate(ImaConst<1>{}, 0);
-        } else {
-            for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
-        }
-        __syncthreads();
-        // An output a thread: of the block's 16 columns, or, fused, of its 8 (gate's
-        // column c, up's c + 8).
         static_assert(GATE_UP_UNIT == 8, "a block's 16 columns are one unit of gate and one of up");
-        const bool fused = NY != N;
-        const int outs = fused ? GATE_UP_UNIT : 16;
-        const int tid = threadIdx.y * 4 + threadIdx.x;
-        if (tid < M * outs) {
-            const I m = tid / outs, c = tid % outs, col = I(blockIdx.x) * outs + c;
-            if (col < NY) {
-                float sum = 0.f;
-                #pragma unroll
-                for (int s = 0; s < 8; ++s) sum += part(s, m, c);
-                if (fused) {
-                    float up = 0.f;
-                    #pragma unroll
-                    for (int s = 0; s < 8; ++s) up += part(s, m, c + GATE_UP_UNIT);
-                    sum = sum / (1.f + __expf(-sum)) * up;
-                }
-                y(m, col) = __float2half(sum);
-            }
-        }
+        ima_gptq_gemv_narrow<8>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 5160 "decode.cu"
+#line 5177 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5429,6 +5446,1025 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
             break;
         case -1:
             ima_extent[0] = 8;
+            ima_extent[1] = 8;
+            ima_extent[2] = 16;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// gptq_gemv_narrow12(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
+// gptq_gemv_narrow in blocks of 12 warps (96 threads down K, whole tiles every 96th), two
+// an SM: for projections whose 16-column blocks number at most twice the SMs (the decode
+// layer's O and down at B = 1, N = 4096: 256 blocks), where gptq_gemv_narrow's blocks of 8
+// warps would leave an SM 16 warps. The register cap is the same (80). On an H100 the
+// layer's graph at B = 1 took 56.5 to 56.6 µs against 57.2 with gptq_gemv_narrow there,
+// 66.6 against 69.0 deferred (bench/RESULTS.md, session 70).
+namespace ima_kernel_gptq_gemv_narrow12 {
+
+[[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+
+// in x: f16[M, K]
+template <typename I, bool IMA_CHECKED>
+struct x_t {
+    const __half* p;
+    I s0, s1;
+    I e0, e1;
+    ImaRecAfterWait<IMA_CHECKED> rec;
+    __device__ __forceinline__ __half operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return p[i0 * s0 + i1];
+    }
+    // 8 consecutive elements along the last dimension as one 16-byte access; the
+    // last index must be a multiple of 8 (the spec's align(16) and constraints
+    // make every such access aligned and in bounds).
+    __device__ __forceinline__ ImaVec<__half, 8> load8(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) return {};
+        }
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+    // The same vector, or a vector of zeros when any of it would lie outside the tensor: an
+    // edge the body masks on purpose (a ragged M or K), which is no violation in any mode.
+    // Its test of the extents is the one a body's own guard would make, so a checked entry
+    // point predicates the load as a release one does. A start that is not a multiple of
+    // 8 is a violation, which only a checked entry point tests and records.
+    __device__ __forceinline__ ImaVec<__half, 8> load8_or_zero(I i0, I i1) const {
+        const I i[2] = {i0, i1}, e[2] = {e0, e1};
+        if constexpr (IMA_CHECKED) {
+            if (i[1] % 8 != 0) {
+                ima_report<I, 2>(rec, 0, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+                return {};
+            }
+        }
+        if (!ima_vec_inside<I, 2, 8>(i, e)) return {};
+        return *reinterpret_cast<const ImaVec<__half, 8>*>(&p[i0 * s0 + i1]);
+    }
+#if __CUDA_ARCH__ >= 800
+    // The same vector copied into shared memory asynchronously (see ima_async_copy16); a
+    // refused copy (checked mode) zero-fills `dst` instead.
+    __device__ __forceinline__ void load8_async(ImaVec<__half, 8>& dst, I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, {i0, i1}, {e0, e1})) {
+                dst = {};
+                return;
+            }
+        }
+        ima_async_copy16(&dst, &p[i0 * s0 + i1]);
+    }
+    // The tile whose element (0, 0) is at (i0, i1), row r at index i{RD} + r of
+    // dimension RD and its columns along the last one, copied into the shared tile `dst`
+    // by the threads of `g` (ima_tile_copy_async). Rows at and past `rows`, and elements
+    // past the tensor's extents, are zero-filled instead of read: the guard is paid once a
+    // tile. A checked entry point checks the origin, once; a refused tile is not copied.
+    template <int RD, int ROWS, int COLS, bool C, int N, int U>
+    __device__ __forceinline__ void tile_async(const ImaSmemTile<__half, ROWS, COLS, C>& dst, ImaGroup<N, U> g, ImaConst<RD>, I rows, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "a tile's rows run along a dimension before the last");
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 2, 8>(rec, 0, 0, i, e)) return;
+        }
+        ima_tile_copy_async(dst, g, p, &p[i0 * s0 + i1], s[RD], min(rows, e[RD] - i[RD]), e[1] - i[1]);
+    }
+#endif
+};
+
+// Early: as gptq_gemv_narrow's.
+// in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
+// Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
+template <typename I, bool IMA_CHECKED>
+struct w_t {
+    const int* __restrict__ qweight;
+    I qweight_s0, qweight_s1;
+    const int* __restrict__ qzeros;
+    I qzeros_s0, qzeros_s1;
+    const __half* __restrict__ scales;
+    I scales_s0, scales_s1;
+    I K, N, G;
+    ImaRec<IMA_CHECKED> rec;
+    // align(16): rows of qweight and scales start 16-byte aligned, so tiles load them
+    // in vectors.
+    static constexpr bool VEC = true;
+
+    // Group of row k.
+    __device__ __forceinline__ I group(I k) const {
+        return ima_group_of(k);
+    }
+    // k / G for a row k >= 0: a shift when G is a power of two, as it usually is.
+    __device__ __forceinline__ I ima_group_of(I k) const {
+        return (G & (G - 1)) == 0 ? k >> ima_log2(G) : k / G;
+    }
+    __device__ __forceinline__ bool ok(I k, I n) const {
+        if constexpr (IMA_CHECKED) return ima_in_bounds<I, 2>(rec, 1, 0, {k, n}, {K, N});
+        return true;
+    }
+    // Unchecked parts, for (k, n) already known to be in bounds.
+    __device__ __forceinline__ int ima_raw(I k, I n) const { return int((qweight[(k / 8) * qweight_s0 + n] >> (4 * (k % 8))) & 0xF); }
+    __device__ __forceinline__ unsigned int ima_zero_word(I g, I n) const { return qzeros[g * qzeros_s0 + n / 8]; }
+    static __device__ __forceinline__ int ima_zero_in(unsigned int zw, I n) { return int(((zw + 0x11111111u) >> (4 * (n % 8))) & 0xF); }
+    __device__ __forceinline__ int ima_zero(I g, I n) const {
+        return ima_zero_in(ima_zero_word(g, n), n);
+    }
+    __device__ __forceinline__ float ima_scale(I g, I n) const { return __half2float(scales[g * scales_s0 + n]); }
+    __device__ __forceinline__ float ima_dequant(I k, I n) const {
+        const I g = group(k);
+        return float(ima_raw(k, n) - ima_zero(g, n)) * ima_scale(g, n);
+    }
+
+    // The stored 4-bit value of (k, n).
+    __device__ __forceinline__ int raw(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_raw(k, n);
+    }
+    // The zero point of (k, n).
+    __device__ __forceinline__ int zero(I k, I n) const {
+        if (!ok(k, n)) return 0;
+        return ima_zero(group(k), n);
+    }
+    // The scale of (k, n).
+    __device__ __forceinline__ float scale(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_scale(group(k), n);
+    }
+    // (raw - zero) * scale: the dequantized weight, exactly as the host reference computes it.
+    __device__ __forceinline__ float dequant(I k, I n) const {
+        if (!ok(k, n)) return 0.f;
+        return ima_dequant(k, n);
+    }
+
+    // A tile: R packed rows by columns n to n+C-1, with C 1, 2, 4 or 8 and n a multiple
+    // of C. Packed row r holds rows row(r) to row(r) + 7, row(r) = 8*(k/8) + 8*S*r: with
+    // the stride S = 1 (the default) rows 8*(k/8) to 8*(k/8)+8R-1; with S > 1, every S-th
+    // packed row, which lets the lanes of a warp that take consecutive packed rows read
+    // x in contiguous runs (specs/gemm.ima). `load_tile(k, n, ImaConst<C>{},
+    // ImaConst<R>{}, ImaConst<S>{})` loads its packed words, and, when all its rows are in
+    // one group, that group's scales and zero point once; `dequant_tile` decodes it, so a
+    // loop can have several tiles' loads in flight before it decodes the first, and
+    // `dot_tile` multiplies it by rows of x. `dequant_tile(k, n, out)` loads and decodes
+    // one 8-row tile. Entries past K or N (the padding of the last word, a partial last
+    // tile) give 0 and are never read as data.
+    template <int C, int R>
+    struct Tile {
+        I k0, n;
+        // Packed rows from one of the tile's rows to the next: S.
+        int stride;
+        // The first row of packed row r.
+        __device__ __forceinline__ I row(int r) const { return k0 + 8 * stride * r; }
+        // Inside K and N, with all its rows in one group: decoded from the loaded words.
+        // Otherwise decoded element by element from memory.
+        bool whole;
+        // Checked mode: the tile failed its check, and decodes to zeros.
+        bool refused;
+        unsigned int w[R][C];
+        __half s[C];
+        unsigned int zw;
+    };
+
+    template <int C, int R = 1, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_tile(I k, I n, ImaConst<C>, ImaConst<R> = {}, ImaConst<S> = {}) const {
+        static_assert(C == 1 || C == 2 || C == 4 || C == 8, "a tile is 1, 2, 4 or 8 columns wide");
+        static_assert(R >= 1 && R <= 16, "a tile is 1 to 16 packed rows (8 to 128 rows of K)");
+        static_assert(S >= 1 && S * (R - 1) < 16, "a tile's rows span at most 16 packed rows");
+        Tile<C, R> t;
+        t.k0 = k / 8 * 8;
+        t.n = n;
+        t.stride = S;
+        t.refused = false;
+        if constexpr (IMA_CHECKED) t.refused = !ima_tile_ok<C>(k, n);
+        const I g0 = ima_group_of(t.k0);
+        // Rows k0 to k0 + span - 1 hold the tile's.
+        constexpr int span = 8 * (S * (R - 1) + 1);
+        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // A tile that is not whole loads the first packed row instead, R times (with N a
+        // multiple of 8, it exists), so that the loads need no branch.
+        const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
+        ima_load_words(t, lk, ln, lg, lr);
+        return t;
+    }
+
+    // A tile's scales and zero word: group g's, at columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_group(Tile<C, R>& t, I g, I n) const {
+        ima_load_row<VEC>(&scales[g * scales_s0 + n], t.s);
+        t.zw = ima_zero_word(g, n);
+    }
+
+    // Packed row p (rows 8p to 8p + 7 of K) from column n: where a tile's row loads and
+    // prefetches start.
+    __device__ __forceinline__ const unsigned int* ima_packed_row(I p, I n) const {
+        return reinterpret_cast<const unsigned int*>(&qweight[p * qweight_s0 + n]);
+    }
+
+    // A tile's scales and zero word, of group g, and its R packed rows, rows k0 + 8Sr * lr
+    // to k0 + 8Sr * lr + 7 (S the tile's stride; lr = 0 loads the first R times), at
+    // columns n to n + C - 1.
+    template <int C, int R>
+    __device__ __forceinline__ void ima_load_words(Tile<C, R>& t, I k0, I n, I g, I lr) const {
+        ima_load_group(t, g, n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            ima_load_row<VEC>(ima_packed_row(k0 / 8 + r * t.stride * lr, n), t.w[r]);
+        }
+    }
+
+    // Whole tiles: a loop over tiles b = 0, 1, ... < whole_tiles(n, ImaConst<C>{},
+    // ImaConst<R>{}), tile b being rows 8Rb to 8Rb + 8R - 1, takes each with
+    // load_whole_tile(b, n, ...), which tests nothing: every such tile lies inside K and N
+    // and in one group. There are K / 8R of them when G is a multiple of 8R and columns n
+    // to n + C - 1 lie inside N; otherwise none, and load_tile takes every tile. With a
+    // stride S (ImaConst<S>{} after ImaConst<R>{}), the rows come in runs of 8SR that hold
+    // S tiles each, as load_tile's strided tiles: tile b starts at packed row
+    // (b / S) SR + b % S and takes every S-th; there are K / 8SR runs when G is a multiple
+    // of 8SR. Checked mode loads through load_tile, reports a tile that is not whole (which
+    // release would decode wrongly, or read out of bounds) and decodes it correctly.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ I whole_tiles(I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        return G % (8 * S * R) == 0 && n >= 0 && n + C <= N ? K / (8 * S * R) * S : 0;
+    }
+
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ Tile<C, R> load_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+        if constexpr (IMA_CHECKED) {
+            // load_tile's checks, then whether the tile is whole: a tile outside K or N is
+            // refused as out of bounds; one inside that is not whole (across a group, or
+            // partial), which release would decode wrongly, is reported.
+            Tile<C, R> t = load_tile(k0, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{});
+            if (!t.whole && !t.refused) {
+                const I i[2] = {t.k0, n}, e[2] = {K, N};
+                ima_report<I, 2>(rec, 1, 0, IMA_NOT_WHOLE_TILE, 0, i, e);
+            }
+            return t;
+        }
+        Tile<C, R> t = ima_whole_tile<C, R, S>(k0, n);
+        ima_load_words(t, t.k0, n, ima_group_of(t.k0), I(1));
+        return t;
+    }
+    // Asks L2 for whole tile b's packed rows at columns n to n + C - 1 (a hint: no value
+    // loads, so there is nothing to check; the caller keeps b below whole_tiles(...)). A
+    // body whose weights are `early` asks before ima_wait_for_inputs(), and
+    // load_whole_tile(b, ...) after the wait finds them in L2.
+    template <int C, int R, int S = 1>
+    __device__ __forceinline__ void prefetch_whole_tile(I b, I n, ImaConst<C>, ImaConst<R>, ImaConst<S> = {}) const {
+        const I k0 = ima_whole_tile_row<R, S>(b);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_prefetch_l2(ima_packed_row(k0 / 8 + r * S, n));
+    }
+
+    // The first row of whole tile b: it starts at packed row (b / S) SR + b % S.
+    template <int R, int S>
+    static __device__ __forceinline__ I ima_whole_tile_row(I b) {
+        return 8 * (b / S * S * R + b % S);
+    }
+
+    // A whole tile from row k0 at columns n, its words, scales and zero word still to load.
+    template <int C, int R, int S>
+    static __device__ __forceinline__ Tile<C, R> ima_whole_tile(I k0, I n) {
+        Tile<C, R> t;
+        t.k0 = k0;
+        t.n = n;
+        t.stride = S;
+        t.whole = true;
+        t.refused = false;
+        return t;
+    }
+
+    // A loop over whole tiles b = b0, b0 + db, b0 + 2 db, ... < end of columns n to
+    // n + C - 1 (db a positive multiple of S; any other db is taken as the multiple of S
+    // below it, at least S, so that no stride walks backwards or stands still):
+    // `w.for_whole_tiles(b0, end, db, n,
+    // ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}, f)` calls f(t) with each tile t =
+    // load_whole_tile(b, n, ...), in order (t.k0 its first row). In release, each tile's loads come before
+    // f runs on the tile before in the source (in gptq_gemm's SASS, ptxas issues them after the
+    // step's loads of x have been waited for, so the tile ahead overlaps the step's products
+    // but not its x: session 55's read), and their
+    // address is formed once and advanced by a fixed step (TileWalk) instead of formed from
+    // b at every load: in gptq_gemm's loop that arithmetic was a quarter of the
+    // instructions, and the tile ahead took its 4096-column projections 5 to 8% faster;
+    // the one-row GEMVs' loops, short and already many warps deep, ran 8 to 11% slower
+    // this way and keep load_whole_tile (bench/RESULTS.md). Checked entry points load
+    // each tile through load_whole_tile(b, ...), with its checks, one at a time (their
+    // loads are larger: two tiles' would spill). As for load_whole_tile, the caller keeps
+    // end at most whole_tiles(...).
+    template <int C, int R, int S>
+    struct TileWalk {
+        I b, n, db;
+        // Row k0 of tile b, and &qweight[k0 / 8][n].
+        I k0;
+        const unsigned int* q;
+        I q_step;
+        __device__ __forceinline__ void next() {
+            b += db;
+            k0 += 8 * R * db;
+            q += q_step;
+        }
+    };
+
+    template <int C, int R, int S, typename F>
+    __device__ __forceinline__ void for_whole_tiles(I b0, I end, I db, I n, ImaConst<C>, ImaConst<R>, ImaConst<S>, F&& f) const {
+        if (b0 >= end) return;
+        db = max(db - db % S, I(S));
+        if constexpr (IMA_CHECKED) {
+            for (I b = b0; b < end; b += db) f(load_whole_tile(b, n, ImaConst<C>{}, ImaConst<R>{}, ImaConst<S>{}));
+        } else {
+            TileWalk<C, R, S> at;
+            at.b = b0;
+            at.n = n;
+            at.db = db;
+            at.k0 = ima_whole_tile_row<R, S>(b0);
+            // Not ima_packed_row: the walk's start as two pointer additions, the form its SASS was
+            // measured with (one index sum compiles to other instructions at the i32 entry points).
+            at.q = reinterpret_cast<const unsigned int*>(qweight) + at.k0 / 8 * qweight_s0 + n;
+            at.q_step = db * R * qweight_s0;
+            Tile<C, R> t = ima_walk_tile(at);
+            for (; at.b + db < end;) {
+                at.next();
+                const Tile<C, R> ahead = ima_walk_tile(at);
+                f(t);
+                t = ahead;
+            }
+            f(t);
+        }
+    }
+
+    // The tile a walk is at (release): load_whole_tile(at.b, at.n, ...)'s words, scales and
+    // zero word, from the walk's address.
+    template <int C, int R, int S>
+    __device__ __forceinline__ Tile<C, R> ima_walk_tile(const TileWalk<C, R, S>& at) const {
+        Tile<C, R> t = ima_whole_tile<C, R, S>(at.k0, at.n);
+        ima_load_group(t, ima_group_of(at.k0), at.n);
+#pragma unroll
+        for (int r = 0; r < R; ++r) ima_load_row<VEC>(at.q + r * S * qweight_s0, t.w[r]);
+        return t;
+    }
+
+    // Packed row r of a tile (its rows row(r) to row(r) + 7), decoded in f32.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, R>& t, int r, float (&out)[8][C]) const {
+        if (t.whole) {
+            // Within one word, column n + c is column (n % 8) + c: constant for a full word.
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            float scale[C], zero[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                scale[c] = __half2float(t.s[c]);
+                zero[c] = ima_biased(ima_zero_in(t.zw, col0 + c));
+            }
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+                for (int c = 0; c < C; ++c) out[j][c] = (ima_biased((t.w[r][c] >> (4 * j)) & 0xF) - zero[c]) * scale[c];
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) out[j][c] = edge[j][c];
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(const Tile<C, 1>& t, float (&out)[8][C]) const {
+        dequant_tile(t, 0, out);
+    }
+
+    // A tile at an edge or across groups, element by element. Out of line, so that its
+    // 8 x C independent loads do not set the register budget of the whole kernel.
+    template <int C>
+    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+#pragma unroll 1
+        for (int r = 0; r < 8; ++r)
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const I k = k0 + r, n = n0 + c;
+                out[r][c] = !refused && k < self.K && n < self.N ? self.ima_dequant(k, n) : 0.f;
+            }
+    }
+
+    template <int C>
+    __device__ __forceinline__ void dequant_tile(I k, I n, float (&out)[8][C]) const {
+        dequant_tile(load_tile(k, n, ImaConst<C>{}), out);
+    }
+
+    // Two f16 values from their bits, low half first.
+    static __device__ __forceinline__ __half2 ima_as_half2(unsigned int bits) {
+        __half2 h;
+        memcpy(&h, &bits, 4);
+        return h;
+    }
+    // (a & MASK) | 0x64006400 as one LOP3: written in C, it takes two (one immediate an
+    // instruction).
+    template <unsigned int MASK>
+    static __device__ __forceinline__ __half2 ima_nibbles(unsigned int a) {
+        unsigned int r;
+        asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(r) : "r"(a), "n"(MASK), "r"(0x64006400u));
+        return ima_as_half2(r);
+    }
+    // sum + the 8 values (q - z) of word w times x, in half2 arithmetic. 0x6400 is 1024 in
+    // f16, where the spacing is 1: the masks give 1024 + q for the low nibble of each byte
+    // pair and 1024 + 16q for the high one, as (row j, row j + 4) pairs; lo holds 1024 + z
+    // and hi -(64 + z), so one subtraction or one FMA by 1/16 leaves q - z, exact in f16.
+    // xp: x as (row j, row j + 4) pairs.
+    static __device__ __forceinline__ __half2 ima_dot_word(unsigned int w, __half2 lo, __half2 hi,
+                                                           const __half2 (&xp)[4], __half2 sum) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w), lo), xp[0], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, hi), xp[1], sum);
+        sum = __hfma2(__hsub2(ima_nibbles<0x000F000Fu>(w8), lo), xp[2], sum);
+        sum = __hfma2(__hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, hi), xp[3], sum);
+        return sum;
+    }
+
+    // 1024 + z in both halves of an f16 pair, as bits (1024 is 0x6400): subtracted from a
+    // nibble decoded as 1024 + q, it leaves q - z.
+    static __device__ __forceinline__ unsigned int ima_biased_zero(unsigned int z) { return 0x64006400u | z * 0x10001u; }
+    // A group's scale in both halves of an f16 pair.
+    static __device__ __forceinline__ __half2 ima_scale2(__half scale) {
+        return __half2half2(scale);
+    }
+    // What decoding a column's words takes: 1024 + z (lo) and -(64 + z) (hi) in both
+    // halves, and its scale in f16 (s).
+    struct ImaColumn {
+        __half2 lo, hi, s;
+    };
+    static __device__ __forceinline__ ImaColumn ima_column(unsigned int z, __half scale) {
+        ImaColumn q;
+        q.lo = ima_as_half2(ima_biased_zero(z));
+        // -(64 + z) = 960 - (1024 + z): one subtraction, exact.
+        q.hi = __hsub2(__float2half2_rn(960.f), q.lo);
+        q.s = ima_scale2(scale);
+        return q;
+    }
+    // A word's 8 rows as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once: b[0], b[1] are b0, b1 of one m16n8k16 step's B
+    // operand, b[2], b[3] of a second.
+    static __device__ __forceinline__ void ima_word_frag(unsigned int w, const ImaColumn& q, unsigned (&b)[4]) {
+        const __half2 sixteenth = __float2half2_rn(0.0625f);
+        const unsigned int w8 = w >> 8;
+        const __half2 v[4] = {__hsub2(ima_nibbles<0x000F000Fu>(w), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w), sixteenth, q.hi),
+                              __hsub2(ima_nibbles<0x000F000Fu>(w8), q.lo), __hfma2(ima_nibbles<0x00F000F0u>(w8), sixteenth, q.hi)};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const __half2 e = __hmul2(v[j], q.s);
+            memcpy(&b[j], &e, 4);
+        }
+    }
+
+    // Packed row r of a tile as tensor-core operands: for each column c, its 8 rows
+    // row(r) + j as the f16 pairs (row j, row j + 4), j = 0 .. 3, each (q - z) exact
+    // times the scale, rounded once. b[c][0], b[c][1] are b0, b1 of one m16n8k16 step of
+    // the B operand, b[c][2], b[c][3] of a second, for the A fragments that
+    // ima_row_pairs makes of the same 8 rows of x (docs/tensor-cores.md, "W4A16"). A tile
+    // that is not whole decodes element by element, out of line: zeros past K or N.
+    template <int C, int R>
+    __device__ __forceinline__ void dequant_frag(const Tile<C, R>& t, int r, unsigned (&b)[C][4]) const {
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+                ima_word_frag(t.w[r][c], ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]), b[c]);
+            return;
+        }
+        float edge[8][C];
+        ima_dequant_edge(*this, t.row(r), t.n, t.refused, edge);
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const __half2 e = __floats2half2_rn(edge[j][c], edge[j + 4][c]);
+                memcpy(&b[c][j], &e, 4);
+            }
+    }
+
+    // x's rows for `dot_tile`: a function of the packed row, or for a tile of one packed
+    // row the 8 values themselves.
+    template <typename F>
+    static __device__ __forceinline__ auto ima_row8(F& f, int r) -> decltype(f(r)) { return f(r); }
+    static __device__ __forceinline__ ImaVec<__half, 8> ima_row8(const ImaVec<__half, 8>& v, int) { return v; }
+    static __device__ ImaConst<1> ima_row8_tag(const ImaVec<__half, 8>*);
+    template <typename T>
+    static __device__ ImaConst<0> ima_row8_tag(const T*);
+    // acc[c] += the sum over j of x.v[j] * v[j][c], in f32.
+    template <int C>
+    static __device__ __forceinline__ void ima_dot8(const ImaVec<__half, 8>& x, const float (&v)[8][C], float (&acc)[C]) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += __half2float(x.v[j]) * v[j][c];
+    }
+
+    // acc[c] += the sum over the tile's rows k of w(k, n + c) * x(k): the inner step of a
+    // GEMV. xrow(r) gives rows t.row(r) to t.row(r) + 7 of an f16 activation as an
+    // ImaVec<__half, 8> (a body passes e.g. `[&](int r) { return x.load8(m, t.row(r)); }`; for a tile of
+    // one packed row, `x.load8(m, k)` itself).
+    // A whole tile multiplies (q - z), exact in f16, by x in half2 arithmetic, each lane
+    // summing the products of two packed rows (8 products; one row, 4, when R is odd),
+    // then sums in f32 and applies the scale once: about 2.4 instructions a weight
+    // instead of 6. f16 bounds those partial sums: |x| must stay below 65504 / (8 * 15),
+    // about 545. Other tiles dequantize in f32, out of line.
+    template <int C, int R, typename XRow>
+    __device__ __forceinline__ void dot_tile(const Tile<C, R>& t, XRow&& xrow, float (&acc)[C]) const {
+        static_assert(R == 1 || decltype(ima_row8_tag(&xrow))::value == 0,
+                      "a tile of several packed rows takes x as a function of the packed row");
+        if (t.whole) {
+            const I col0 = C == 8 ? 0 : t.n % 8;
+            // Each column's 1024 + z and -(64 + z); the scale applies in f32, after the sums.
+            ImaColumn col[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) col[c] = ima_column(unsigned(ima_zero_in(t.zw, col0 + c)), t.s[c]);
+            float part[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) part[c] = 0.f;
+            constexpr int H = R % 2 == 0 ? 2 : 1;
+#pragma unroll
+            for (int r0 = 0; r0 < R; r0 += H) {
+                __half2 sum[C];
+#pragma unroll
+                for (int c = 0; c < C; ++c) sum[c] = __float2half2_rn(0.f);
+#pragma unroll
+                for (int r = r0; r < r0 + H; ++r) {
+                    const ImaVec<__half, 8> x8 = ima_row8(xrow, r);
+                    // (row j, row j + 4) pairs: one byte permute each.
+                    unsigned int xw[4];
+                    memcpy(xw, &x8, 16);
+                    const unsigned int pw[4] = {__byte_perm(xw[0], xw[2], 0x5410), __byte_perm(xw[0], xw[2], 0x7632),
+                                                __byte_perm(xw[1], xw[3], 0x5410), __byte_perm(xw[1], xw[3], 0x7632)};
+                    __half2 xp[4];
+                    memcpy(xp, pw, 16);
+#pragma unroll
+                    for (int c = 0; c < C; ++c) sum[c] = ima_dot_word(t.w[r][c], col[c].lo, col[c].hi, xp, sum[c]);
+                }
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const float2 f = __half22float2(sum[c]);
+                    part[c] += f.x + f.y;
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += part[c] * __half2float(t.s[c]);
+            return;
+        }
+        // Out of line, a packed row at a time, with plain values (no reference to the tile
+        // or to xrow, which would put them in local memory), so that the edge's registers
+        // do not weigh on the loop around.
+#pragma unroll 1
+        for (int r = 0; r < R; ++r) {
+            // Packed rows past K are zeros: their x is not asked for.
+            if (t.row(r) >= K) break;
+            const ImaSum<C> edge = ima_dot_edge<C>(*this, t.row(r), t.n, t.refused, ima_row8(xrow, r));
+#pragma unroll
+            for (int c = 0; c < C; ++c) acc[c] += edge.v[c];
+        }
+    }
+    template <int C>
+    struct ImaSum {
+        float v[C];
+    };
+    template <int C>
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+                                                         const ImaVec<__half, 8> x) {
+        float v[8][C];
+        ima_dequant_edge(self, k0, n0, refused, v);
+        ImaSum<C> sum;
+#pragma unroll
+        for (int c = 0; c < C; ++c) sum.v[c] = 0.f;
+        ima_dot8(x, v, sum.v);
+        return sum;
+    }
+    // The 8 dequantized values of one packed word: rows 8*(k/8) to 8*(k/8)+7 of column n: a tile one
+    // column wide.
+    __device__ __forceinline__ void dequant8(I k, I n, float (&out)[8]) const {
+        float t[8][1];
+        dequant_tile<1>(k, n, t);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = t[j][0];
+    }
+
+    // Checked mode: a tile starts in bounds, at a column that is a multiple of its width.
+    template <int C>
+    __device__ __forceinline__ bool ima_tile_ok(I k, I n) const {
+        if (!ok(k, n)) return false;
+        if (n % C == 0) return true;
+        const I i[2] = {k, n}, e[2] = {K, N};
+        ima_report<I, 2>(rec, 1, 0, IMA_MISALIGNED_VECTOR, 1, i, e);
+        return false;
+    }
+};
+
+// x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+// out y: f16[M, NY]
+template <typename I, bool IMA_CHECKED>
+struct y_t {
+    __half* __restrict__ p;
+    I s0, s1;
+    I e0, e1;
+    ImaRecAfterWait<IMA_CHECKED> rec;
+    __device__ __forceinline__ __half& operator()(I i0, I i1) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 2>(rec, 5, 1, {i0, i1}, {e0, e1})) return ima_sink<__half>();
+        }
+        return p[i0 * s0 + i1];
+    }
+#if __CUDA_ARCH__ >= 800
+    // Two adjacent 16 x 8 accumulator tiles of an m16n8 product, c0 and c1 (16 columns;
+    // lane l holds rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1 of each),
+    // whose element (0, 0) is at (i0, i1), rows along dimension RD and columns
+    // along the last one, converted to f16 and stored. Lanes l and l ^ 1 first
+    // swap halves, so that each lane stores 4 consecutive columns of a row as one access:
+    // a warp's store is then whole 32-byte sectors, 8 rows of 16 columns. Every lane of the
+    // warp calls it. Elements past the extent of either dimension are masked: an edge tile
+    // (a ragged M or N) stores what lies inside. A checked entry point checks the origin
+    // once, its row and column clamped to the last inside: the other indices must lie
+    // inside, and none may be negative.
+    template <int RD>
+    __device__ __forceinline__ void store_acc(const ImaAcc4& c0, const ImaAcc4& c1, ImaConst<RD>, I i0, I i1) const {
+        static_assert(RD >= 0 && RD < 1, "an accumulator tile's rows run along a dimension before the last");
+        constexpr int L = 1;
+        const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
+        if constexpr (IMA_CHECKED) {
+            I o[2];
+#pragma unroll
+            for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
+            if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
+        }
+        const int l = threadIdx.x % 32, odd = l & 1;
+        // The even lane of a pair keeps c0's columns 2 (l % 4) .. + 3, the odd one c1's
+        // columns 2 (l % 4) - 2 .. + 1.
+        __half v[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float s0 = odd ? c0.x[2 * h] : c1.x[2 * h], s1 = odd ? c0.x[2 * h + 1] : c1.x[2 * h + 1];
+            const float r0 = __shfl_xor_sync(0xffffffffu, s0, 1), r1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+            const float w[4] = {odd ? r0 : c0.x[2 * h], odd ? r1 : c0.x[2 * h + 1], odd ? c1.x[2 * h] : r0,
+                                odd ? c1.x[2 * h + 1] : r1};
+#pragma unroll
+            for (int x = 0; x < 4; ++x) v[h][x] = static_cast<__half>(w[x]);
+        }
+        const I row = i[RD] + l / 4, col = i[L] + (odd ? 8 + 2 * (l % 4) - 2 : 2 * (l % 4));
+        const I n = min(I(4), e[L] - col);
+        if (n <= 0) return;
+        __half* q = &p[i0 * s0 + i1] + I(l / 4) * s[RD] + (col - i[L]) * 1;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (row + 8 * h >= e[RD]) break;
+            __half* r = q + I(8 * h) * s[RD];
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+                if (x < n) r[x * 1] = v[h][x];
+        }
+    }
+#endif
+};
+
+// The warps' sums: [warp, row of x, column].
+// shared part: f32[12, 8, 16], row-major in dynamic shared memory
+template <typename I, bool IMA_CHECKED>
+struct part_t {
+    float* p;
+    I d0, d1, d2;
+    ImaRec<IMA_CHECKED> rec;
+    __device__ __forceinline__ float& operator()(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 3>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2})) return ima_shared_sink<float>();
+        }
+        return p[(i0 * d1 + i1) * d2 + i2];
+    }
+    // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
+    // ldmatrix); its first element must lie at a multiple of 4 elements.
+    __device__ __forceinline__ ImaVec<float, 4>& at4(I i0, I i1, I i2) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_vec_in_bounds<I, 3, 4>(rec, -1, 1, {i0, i1, i2}, {d0, d1, d2}))
+                return ima_shared_sink<ImaVec<float, 4>>();
+            if (((i0 * d1 + i1) * d2 + i2) % 4 != 0) {
+                const I i[3] = {i0, i1, i2}, e[3] = {d0, d1, d2};
+                ima_report<I, 3>(rec, -1, 1, IMA_MISALIGNED_VECTOR, 2, i, e);
+                return ima_shared_sink<ImaVec<float, 4>>();
+            }
+        }
+        // 16-byte aligned (the array's start is, and the index a multiple of 4, which a
+        // checked entry point checks above): said, so that a read of the vector is one
+        // 16-byte load, where the element pointer alone let an f16 vector load 2 bytes at a
+        // time.
+        return *static_cast<ImaVec<float, 4>*>(__builtin_assume_aligned(&p[(i0 * d1 + i1) * d2 + i2], 16));
+    }
+    // Its last two dimensions at (i0) as a ROWS x COLS tile (ImaSmemTile), the
+    // destination of tile copies and the source of ldmatrix: COLS must be the last extent
+    // and ROWS at most the one before. A checked entry point checks both and the leading
+    // indices, once; the chunks of a refused tile are the shared sink.
+    template <int ROWS, int COLS>
+    __device__ __forceinline__ ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> tile(ImaConst<ROWS>, ImaConst<COLS>, I i0) const {
+        ImaSmemTile<float, ROWS, COLS, IMA_CHECKED> t{reinterpret_cast<ImaVec<float, 4>*>(&p[(i0 * d1 + 0) * d2 + 0]), rec, -1, true};
+        if constexpr (IMA_CHECKED) {
+            if (!(ROWS <= d1 && COLS == d2)) {
+                const I i[2] = {ROWS, COLS}, e[2] = {d1, d2};
+                ima_report<I, 2>(rec, -1, 1, IMA_TILE_SHAPE, ROWS <= d1 ? 1 : 0, i, e);
+                t.ok = false;
+            } else {
+                const I i[3] = {i0, 0, 0}, e[3] = {d0, d1, d2};
+                t.ok = ima_in_bounds<I, 3>(rec, -1, 1, i, e);
+            }
+            if (!t.ok) t.p = &ima_shared_sink<ImaVec<float, 4>>();
+        }
+        return t;
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void body(
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    const part_t<I, IMA_CHECKED> part,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
+#line 203 "specs/decode.ima"
+
+        static_assert(GATE_UP_UNIT == 8, "a block's 16 columns are one unit of gate and one of up");
+        ima_gptq_gemv_narrow<12>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
+    
+#line 6196 "decode.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void run(
+    const x_t<I, IMA_CHECKED> x,
+    const w_t<I, IMA_CHECKED> w,
+    const y_t<I, IMA_CHECKED> y,
+    const I M,
+    const I K,
+    const I N,
+    const I G,
+    const I NY,
+    const ImaRec<IMA_CHECKED> ima_recorder,
+    const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
+    // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
+    // sizes the launch alike (runtime/src/check/shared.rs).
+    extern __shared__ __align__(16) unsigned char ima_smem[];
+    I ima_smem_off = 0;
+    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 12, 8, 16, ima_recorder};
+    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part, ima_wait_for_inputs);
+}
+
+}  // namespace ima_kernel_gptq_gemv_narrow12
+
+extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i32(
+    const __half* x,
+    int x_s0,
+    int x_s1,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY) {
+    using namespace ima_kernel_gptq_gemv_narrow12;
+    // The block is at most (4, 96, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 4u);
+    __builtin_assume(threadIdx.y < 96u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
+    run<int, false>(ima_kernel_gptq_gemv_narrow12::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow12::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow12::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
+}
+
+extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i64(
+    const __half* x,
+    long long x_s0,
+    long long x_s1,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY) {
+    using namespace ima_kernel_gptq_gemv_narrow12;
+    // The block is at most (4, 96, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 4u);
+    __builtin_assume(threadIdx.y < 96u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
+    run<long long, false>(ima_kernel_gptq_gemv_narrow12::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow12::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow12::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        ImaRecorder{nullptr, nullptr},
+        ImaWaitForInputs<false>{nullptr});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
+}
+
+extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i32_checked(
+    const __half* x,
+    int x_s0,
+    int x_s1,
+    const int* __restrict__ w_qweight,
+    int w_qweight_s0,
+    int w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    int w_qzeros_s0,
+    int w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    int w_scales_s0,
+    int w_scales_s1,
+    __half* __restrict__ y,
+    int y_s0,
+    int y_s1,
+    int M,
+    int K,
+    int N,
+    int G,
+    int NY,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_gptq_gemv_narrow12;
+    // The block is at most (4, 96, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 4u);
+    __builtin_assume(threadIdx.y < 96u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<int, true>(ima_kernel_gptq_gemv_narrow12::x_t<int, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemv_narrow12::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow12::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 12;
+            ima_extent[1] = 8;
+            ima_extent[2] = 16;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i64_checked(
+    const __half* x,
+    long long x_s0,
+    long long x_s1,
+    const int* __restrict__ w_qweight,
+    long long w_qweight_s0,
+    long long w_qweight_s1,
+    const int* __restrict__ w_qzeros,
+    long long w_qzeros_s0,
+    long long w_qzeros_s1,
+    const __half* __restrict__ w_scales,
+    long long w_scales_s0,
+    long long w_scales_s1,
+    __half* __restrict__ y,
+    long long y_s0,
+    long long y_s1,
+    long long M,
+    long long K,
+    long long N,
+    long long G,
+    long long NY,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_gptq_gemv_narrow12;
+    // The block is at most (4, 96, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 4u);
+    __builtin_assume(threadIdx.y < 96u);
+    __builtin_assume(threadIdx.z < 1u);
+    // What divides the dimensions, or their values, by the constraints the runtime checked
+    // before the launch.
+    __builtin_assume(K % 8 == 0);
+    __builtin_assume(N % 8 == 0);
+    __builtin_assume(NY % 8 == 0);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
+    // register.
+    bool ima_waiting = true;
+    run<long long, true>(ima_kernel_gptq_gemv_narrow12::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemv_narrow12::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow12::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+        M,
+        K,
+        N,
+        G,
+        NY,
+        &ima_pending,
+        ImaWaitForInputs<true>{&ima_waiting});
+    // Every thread has waited for the grids ahead before it exits, the body's early returns
+    // included, so that this grid completes only after they have: a kernel that starts
+    // after it, early or not, finds their writes too (ima.cuh's ImaWaitForInputs).
+    ima_grid_dependency_wait();
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = M;
+            ima_extent[1] = K;
+            break;
+        case 1:
+            ima_extent[0] = K;
+            ima_extent[1] = N;
+            break;
+        case 5:
+            ima_extent[0] = M;
+            ima_extent[1] = NY;
+            break;
+        case -1:
+            ima_extent[0] = 12;
             ima_extent[1] = 8;
             ima_extent[2] = 16;
             break;

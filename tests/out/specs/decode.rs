@@ -23,6 +23,7 @@ pub struct Kernels {
     pub add_rms_norm: AddRmsNorm,
     pub rope_cache: RopeCache,
     pub gptq_gemv_narrow: GptqGemvNarrow,
+    pub gptq_gemv_narrow12: GptqGemvNarrow12,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -35,6 +36,7 @@ impl Kernels {
         self.add_rms_norm.kernel.set_checked(on);
         self.rope_cache.kernel.set_checked(on);
         self.gptq_gemv_narrow.kernel.set_checked(on);
+        self.gptq_gemv_narrow12.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -44,6 +46,7 @@ impl Kernels {
         self.add_rms_norm.kernel.set_checked_mode(mode);
         self.rope_cache.kernel.set_checked_mode(mode);
         self.gptq_gemv_narrow.kernel.set_checked_mode(mode);
+        self.gptq_gemv_narrow12.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -52,6 +55,7 @@ impl Kernels {
         self.add_rms_norm.kernel.check_deferred()?;
         self.rope_cache.kernel.check_deferred()?;
         self.gptq_gemv_narrow.kernel.check_deferred()?;
+        self.gptq_gemv_narrow12.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -61,6 +65,7 @@ impl Kernels {
         self.add_rms_norm.kernel.set_sync(on);
         self.rope_cache.kernel.set_sync(on);
         self.gptq_gemv_narrow.kernel.set_sync(on);
+        self.gptq_gemv_narrow12.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -75,6 +80,9 @@ impl Kernels {
             },
             gptq_gemv_narrow: GptqGemvNarrow {
                 kernel: module.kernel(&GPTQ_GEMV_NARROW)?,
+            },
+            gptq_gemv_narrow12: GptqGemvNarrow12 {
+                kernel: module.kernel(&GPTQ_GEMV_NARROW12)?,
             },
         })
     }
@@ -702,4 +710,214 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: false,
     entry_i32: "gptq_gemv_narrow_i32",
     entry_i64: "gptq_gemv_narrow_i64",
+};
+
+/// `gptq_gemv_narrow12(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
+///
+/// gptq_gemv_narrow in blocks of 12 warps (96 threads down K, whole tiles every 96th), two
+/// an SM: for projections whose 16-column blocks number at most twice the SMs (the decode
+/// layer's O and down at B = 1, N = 4096: 256 blocks), where gptq_gemv_narrow's blocks of 8
+/// warps would leave an SM 16 warps. The register cap is the same (80). On an H100 the
+/// layer's graph at B = 1 took 56.5 to 56.6 µs against 57.2 with gptq_gemv_narrow there,
+/// 66.6 against 69.0 deferred (bench/RESULTS.md, session 70).
+///
+/// Declared at `specs/decode.ima:194`.
+pub struct GptqGemvNarrow12 {
+    kernel: ima::Kernel,
+}
+
+impl GptqGemvNarrow12 {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &GPTQ_GEMV_NARROW12;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`GptqGemvNarrow12Args`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: GptqGemvNarrow12Args<'_, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let GptqGemvNarrow12Args { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        self.kernel.launch(stream, &mut args, &[])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: GptqGemvNarrow12Args<'a, impl ima::ReadTensor<ima::half::f16>, impl ima::WriteTensor<ima::half::f16>>,
+    ) -> Result<usize, ima::Error> {
+        let GptqGemvNarrow12Args { x, w, y } = args;
+        let mut args = ima::KernelArgs::new();
+        args.push(ima::KernelArg::read(x));
+        args.extend(w.kernel_args(ima::QuantFormat::Gptq(ima::ZeroStyle::MinusOne), false)?);
+        args.push(ima::KernelArg::write(y));
+        graph.launch_args(&self.kernel, args, &[])
+    }
+}
+
+/// The arguments of [`GptqGemvNarrow12::launch`] and [`GptqGemvNarrow12::launch_in`], by name.
+///
+/// `gptq_gemv_narrow12(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct GptqGemvNarrow12Args<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTensor<ima::half::f16>> {
+    /// f16 `[M, K]`, contiguous, 16-byte aligned
+    pub x: &'a X,
+    /// q `[K, N]`, group `G`: qweight `[ceil(K / 8), N]`, qzeros `[ceil(K / G), ceil(N / 8)]`, scales `[ceil(K / G), N]`: Early: as gptq_gemv_narrow's.
+    pub w: &'a ima::QuantTensor<ima::half::f16>,
+    /// f16 `[M, NY]`, contiguous: x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
+    pub y: &'a mut Y,
+}
+
+/// The contract of `gptq_gemv_narrow12`.
+pub static GPTQ_GEMV_NARROW12: ima::KernelContract = ima::KernelContract {
+    name: "gptq_gemv_narrow12",
+    signature: "gptq_gemv_narrow12(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
+    location: "specs/decode.ima:194",
+    symbols: &[
+        ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
+        ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 1 } },
+        ima::Symbol { name: "G", bound_by: ima::Binding { arg: 1, dim: 2 } },
+        ima::Symbol { name: "NY", bound_by: ima::Binding { arg: 5, dim: 1 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "x",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            early: false,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w",
+            role: ima::Role::Logical,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "K", expr: ima::Expr::Sym(1) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+                ima::Extent { text: "G", expr: ima::Expr::Sym(3) },
+            ],
+            stored: &[0, 1, 2],
+            strided: true,
+            early: true,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.qweight",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Const(8)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            early: true,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.qzeros",
+            role: ima::Role::In,
+            dtype: ima::DType::I32,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "ceil(N / 8)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(8)) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            early: true,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "w.scales",
+            role: ima::Role::In,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "ceil(K / G)", expr: ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(1), &ima::Expr::Sym(3)) },
+                ima::Extent { text: "N", expr: ima::Expr::Sym(2) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            early: true,
+            align: 16,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "y",
+            role: ima::Role::Out,
+            dtype: ima::DType::F16,
+            dims: &[
+                ima::Extent { text: "M", expr: ima::Expr::Sym(0) },
+                ima::Extent { text: "NY", expr: ima::Expr::Sym(4) },
+            ],
+            stored: &[0, 1],
+            strided: false,
+            early: false,
+            align: 2,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+    ],
+    constraints: &[
+        ima::Constraint { text: "M <= 8", expr: ima::Expr::Bin(ima::BinOp::Le, &ima::Expr::Sym(0), &ima::Expr::Const(8)) },
+        ima::Constraint { text: "K % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(1), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "N % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(2), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY % 8 == 0", expr: ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Rem, &ima::Expr::Sym(4), &ima::Expr::Const(8)), &ima::Expr::Const(0)) },
+        ima::Constraint { text: "NY == N || 2 * NY == N", expr: ima::Expr::Bin(ima::BinOp::Or, &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Sym(4), &ima::Expr::Sym(2)), &ima::Expr::Bin(ima::BinOp::Eq, &ima::Expr::Bin(ima::BinOp::Mul, &ima::Expr::Const(2), &ima::Expr::Sym(4)), &ima::Expr::Sym(2))) },
+    ],
+    shared: &[
+        ima::SharedArray {
+            name: "part",
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "12", expr: ima::Expr::Const(12) },
+                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "16", expr: ima::Expr::Const(16) },
+            ],
+            align: 16,
+        },
+    ],
+    launch: ima::Launch::Grid { dims: &[ima::Expr::Bin(ima::BinOp::CeilDiv, &ima::Expr::Sym(2), &ima::Expr::Const(16))], resident: ima::Resident::No, cluster: None },
+    empty: ima::EmptyPolicy::Skip,
+    block: [4, 96, 1],
+    block_from_occupancy: false,
+    entry_i32: "gptq_gemv_narrow12_i32",
+    entry_i64: "gptq_gemv_narrow12_i64",
 };
