@@ -5,9 +5,9 @@
 //! 1, 8 and 32 sequences with contexts from 1 to 4096 and padding rows (slot -1), kernel
 //! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes.
 //! `decode_layer_at_b8_context_512` is the one to run under compute-sanitizer memcheck
-//! with `--padding` (the configuration). The layer's narrow GEMV,
-//! gptq_gemv_narrow, is also checked alone on shapes the layer never has (quant's
-//! gptq_gemv in tests/quant_gpu.rs).
+//! with `--padding` (the configuration). The layer's narrow GEMVs,
+//! gptq_gemv_narrow and gptq_gemv_narrow12, are also checked alone on shapes the layer
+//! never has (quant's gptq_gemv in tests/quant_gpu.rs).
 
 mod common;
 #[path = "../examples/decode_layer/layer.rs"]
@@ -16,10 +16,12 @@ mod layer;
 #[path = "../examples/decode_layer/reference.rs"]
 mod reference;
 
-use common::w4a16::{GEMV_FUSED, w4a16_fused_matches};
+use common::w4a16::{GEMV_FUSED, W4a16Launch, w4a16_and_f64, w4a16_fused_matches};
+use ima::cudarc::driver::CudaStream;
 use ima::half::f16;
-use ima::{CheckedMode, QuantTensor, Tensor, ZeroStyle, dequant_reference, quantize_gptq};
+use ima::{CheckedMode, Tensor};
 use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, Weights, decode};
+use std::sync::Arc;
 
 /// |imac - reference| <= TOLERANCE * (1 + |reference|) for every output. The kernels
 /// accumulate in f32 in another order than the f64 reference, and paged attention rounds
@@ -80,63 +82,33 @@ fn decode_layer_at_b8_context_512() {
     matches_reference(&[vec![512, 512, 512, 512, 512, 512, 512, 0]]);
 }
 
-/// One launch of gptq_gemv_narrow on x `[M, K]` (Lcg 3) and weights `[K, N]` (Lcg 5)
-/// quantized with group G, into y `[M, N]`: what the f64 reference needs.
-struct Gemv {
-    k: usize,
-    n: usize,
-    x: Vec<f16>,
-    /// The weights as the kernel decodes them (the runtime's host dequantization).
-    w: Vec<f16>,
-    y: Vec<f16>,
+/// decode.ima's narrow GEMVs, each by name with its launch: gptq_gemv_narrow and the same
+/// body in blocks of 12 warps, gptq_gemv_narrow12.
+fn narrow_gemvs<'a>(
+    kernels: &'a decode::Kernels,
+    stream: &'a Arc<CudaStream>,
+) -> [(&'static str, Box<W4a16Launch<'a>>); 2] {
+    [
+        (
+            "gptq_gemv_narrow",
+            Box::new(|x, w, y| {
+                kernels
+                    .gptq_gemv_narrow
+                    .launch(stream, decode::GptqGemvNarrowArgs { x, w, y })
+            }),
+        ),
+        (
+            "gptq_gemv_narrow12",
+            Box::new(|x, w, y| {
+                kernels
+                    .gptq_gemv_narrow12
+                    .launch(stream, decode::GptqGemvNarrow12Args { x, w, y })
+            }),
+        ),
+    ]
 }
 
-impl Gemv {
-    fn run(
-        kernels: &decode::Kernels,
-        stream: &std::sync::Arc<ima::cudarc::driver::CudaStream>,
-        (m, k, n, g): (usize, usize, usize, usize),
-    ) -> Gemv {
-        let xh = Lcg::new(3).f16s(m * k, 1.0);
-        let x = Tensor::from_host(stream, &xh, &[m, k]).unwrap();
-        let mut rng = Lcg::new(5);
-        let weights: Vec<f32> = (0..k * n).map(|_| rng.next_f32()).collect();
-        let host = quantize_gptq::<f16>(&weights, k, n, g, ZeroStyle::MinusOne, None).unwrap();
-        let w = QuantTensor::upload(stream, &host).unwrap();
-        let mut y = Tensor::full(stream, f16::NAN, &[m, n]).unwrap();
-        kernels
-            .gptq_gemv_narrow
-            .launch(
-                stream,
-                decode::GptqGemvNarrowArgs {
-                    x: &x,
-                    w: &w,
-                    y: &mut y,
-                },
-            )
-            .unwrap();
-        Gemv {
-            k,
-            n,
-            x: xh,
-            w: dequant_reference(&host),
-            y: y.to_host(stream).unwrap(),
-        }
-    }
-
-    /// Row r of x times column c of W in f64, and the products' 2-norm.
-    fn dot(&self, r: usize, c: usize) -> (f64, f64) {
-        let (mut v, mut norm) = (0f64, 0f64);
-        for kk in 0..self.k {
-            let p = f64::from(self.x[r * self.k + kk]) * f64::from(self.w[kk * self.n + c]);
-            v += p;
-            norm += p * p;
-        }
-        (v, norm.sqrt())
-    }
-}
-
-/// gptq_gemv_narrow against y = x · dequant(W) in f64, in release and checked modes, on
+/// Each narrow GEMV against y = x · dequant(W) in f64, in release and checked modes, on
 /// (M, K, N, G): whole 32-row tiles then 8-row ones (K = 328); 8-row tiles only, across
 /// groups (G = 20) or in groups too small for a whole tile (G = 24); several tiles a
 /// thread and a last block of 8 of its 16 columns (K = 4104, N = 136); M > 1 four rows at
@@ -144,30 +116,31 @@ impl Gemv {
 /// (the accessor's `dot_tile`): allowed 0.8% of the products' 2-norm, beside 1% of y.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gptq_gemv_narrow_matches_an_f64_reference_on_ragged_shapes() {
+fn the_narrow_gemvs_match_an_f64_reference_on_ragged_shapes() {
     let ctx = ima::context(0).unwrap();
     let stream = ctx.new_stream().unwrap();
     let kernels = decode::Kernels::load(&ctx).unwrap();
     for checked in [false, true] {
         kernels.set_checked(checked);
-        for (m, k, n, g) in [
-            (1, 256, 64, 128),
-            (1, 328, 40, 128),
-            (1, 104, 16, 20),
-            (1, 192, 24, 24),
-            (1, 4104, 136, 128),
-            (3, 328, 40, 128),
-            (5, 104, 16, 20),
-            (8, 1048, 72, 24),
-        ] {
-            let run = Gemv::run(&kernels, &stream, (m, k, n, g));
-            for r in 0..m {
-                for c in 0..n {
-                    let (want, norm) = run.dot(r, c);
-                    let g_ = f64::from(run.y[r * n + c]);
+        for (name, launch) in narrow_gemvs(&kernels, &stream) {
+            for (m, k, n, g) in [
+                (1, 256, 64, 128),
+                (1, 328, 40, 128),
+                (1, 104, 16, 20),
+                (1, 192, 24, 24),
+                (1, 4104, 136, 128),
+                (3, 328, 40, 128),
+                (5, 104, 16, 20),
+                (8, 1048, 72, 24),
+            ] {
+                let (want, got) = w4a16_and_f64(&stream, (m, k, n, g), n, &*launch);
+                for (i, (&(v, norm), &y)) in want.iter().zip(&got).enumerate() {
+                    let y = f64::from(y);
                     assert!(
-                        (g_ - want).abs() <= 1e-2 * want.abs() + 1e-2 + 8e-3 * norm,
-                        "gptq_gemv_narrow M={m} K={k} N={n} G={g} checked={checked}: y[{r}, {c}] = {g_}, expected {want}"
+                        (y - v).abs() <= 1e-2 * v.abs() + 1e-2 + 8e-3 * norm,
+                        "{name} M={m} K={k} N={n} G={g} checked={checked}: y[{}, {}] = {y}, expected {v}",
+                        i / n,
+                        i % n
                     );
                 }
             }
@@ -175,35 +148,33 @@ fn gptq_gemv_narrow_matches_an_f64_reference_on_ragged_shapes() {
     }
 }
 
-/// gptq_gemv_narrow with y half as wide as W: SiluAndMul fused, W's columns gate's and
+/// Each narrow GEMV with y half as wide as W: SiluAndMul fused, W's columns gate's and
 /// up's in turn by GATE_UP_UNIT, against silu(g) · u of the f64 products within the
 /// GEMVs' tolerance, release and checked, on (M, K, N, G) with N a multiple of two units:
 /// whole tiles then 8-row ones; groups of 20; several tiles a thread (K = 4104); M of 5.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gptq_gemv_narrow_fuses_silu_and_mul_when_y_is_half_as_wide() {
+fn the_narrow_gemvs_fuse_silu_and_mul_when_y_is_half_as_wide() {
     let ctx = ima::context(0).unwrap();
     let stream = ctx.new_stream().unwrap();
     let kernels = decode::Kernels::load(&ctx).unwrap();
     for checked in [false, true] {
         kernels.set_checked(checked);
-        w4a16_fused_matches(
-            &stream,
-            &format!("gptq_gemv_narrow checked={checked}"),
-            &[
-                (1, 328, 48, 128),
-                (1, 104, 16, 20),
-                (1, 4104, 144, 128),
-                (5, 104, 32, 20),
-            ],
-            decode::GATE_UP_UNIT as usize,
-            &GEMV_FUSED,
-            &|x, w, y| {
-                kernels
-                    .gptq_gemv_narrow
-                    .launch(&stream, decode::GptqGemvNarrowArgs { x, w, y })
-            },
-        );
+        for (name, launch) in narrow_gemvs(&kernels, &stream) {
+            w4a16_fused_matches(
+                &stream,
+                &format!("{name} checked={checked}"),
+                &[
+                    (1, 328, 48, 128),
+                    (1, 104, 16, 20),
+                    (1, 4104, 144, 128),
+                    (5, 104, 32, 20),
+                ],
+                decode::GATE_UP_UNIT as usize,
+                &GEMV_FUSED,
+                &*launch,
+            );
+        }
     }
 }
 
