@@ -2229,14 +2229,83 @@ __device__ __forceinline__ void ima_wg_w4_pairs_gemm(const X& x, const W& w, con
 }
 #endif
 
+// Thread-block clusters (`launch grid(...) block(...) cluster(x, y, z)`): the block's rank
+// in its cluster, the cluster's blocks, and the barrier of all their threads.
+__device__ __forceinline__ unsigned ima_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned ima_cluster_blocks() {
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
+}
+// Every thread of every block of the cluster arrives, then waits for all of them, as
+// __syncthreads does for a block (all of a block's threads call it): what a block wrote to
+// its shared memory before it, the cluster's blocks read after it (release and acquire at
+// cluster scope). A block's shared memory lives as long as its block: one last
+// ima_cluster_sync keeps each block from leaving while another may still read its arrays.
+__device__ __forceinline__ void ima_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// p, an address of this block's shared memory, as block `rank` of the cluster holds it:
+// the generic address of that block's distributed shared memory. A checked entry point
+// reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
+// keeps p, so that the access stays in this block's array.
+template <bool CHECKED, typename T>
+__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKED> rec, int arg) {
+    if constexpr (CHECKED) {
+        const unsigned blocks = ima_cluster_blocks();
+        if (rank >= blocks) {
+            const long long i[1] = {rank}, e[1] = {blocks};
+            ima_report<long long, 1>(rec, arg, 0, IMA_CLUSTER_RANK, 0, i, e);
+            return p;
+        }
+    }
+    unsigned long long q;
+    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(q) : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
+    return reinterpret_cast<T*>(q);
+}
+// A shared array's accessor (A, its generated `name_t`) for the same array in another block
+// of the cluster, `s.in_block(rank)`: its elements and vectors, each index checked as this
+// block's are (every block of a cluster has the same arrays). Tiles, ldmatrix and copies
+// take this block's arrays only, and are not offered.
+template <typename A>
+struct ImaInBlock {
+    A a;
+    template <typename... Ix>
+    __device__ __forceinline__ auto& operator()(Ix... i) const {
+        return a(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at2(Ix... i) const {
+        return a.at2(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at4(Ix... i) const {
+        return a.at4(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at8(Ix... i) const {
+        return a.at8(i...);
+    }
+    template <typename... Ix>
+    __device__ __forceinline__ auto& at16(Ix... i) const {
+        return a.at16(i...);
+    }
+};
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
 // The body of the W4A16 GEMVs in narrow column tiles (specs/decode.ima's gptq_gemv_narrow,
 // WARPS = 8, and gptq_gemv_narrow12, WARPS = 12), which differ only in the warps a block
 // stacks down K, so that it is written once: y = x · W for M <= 8, W in GPTQ int4, or with
 // NY = N / 2 the fused SiluAndMul of W's gate and up halves (GATE_UP_UNIT = 8, which the
 // specs assert). A block of (4, 8 WARPS) threads takes 16 columns: 4 threads across take 4
 // each, 8 WARPS down split K. `part` is the warps' sums, [WARPS, 8, 16]. The specs' doc
-// comments say why each choice.
-#ifdef __CUDA_FP16_TYPES_EXIST__
+// comments say why each choice. Device code only (the host build of this header, for its
+// tests, has no shuffles or barriers).
+#if defined(__CUDA_ARCH__) && defined(__CUDA_FP16_TYPES_EXIST__)
 template <int WARPS, typename I, typename X, typename W, typename Y, typename P, typename WF>
 __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, const Y& y, const P& part, I M, I K, I N,
                                                      I NY, const WF& wait_for_inputs) {
@@ -2326,74 +2395,6 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
     }
 }
 #endif
-
-// Thread-block clusters (`launch grid(...) block(...) cluster(x, y, z)`): the block's rank
-// in its cluster, the cluster's blocks, and the barrier of all their threads.
-__device__ __forceinline__ unsigned ima_cluster_rank() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ unsigned ima_cluster_blocks() {
-    unsigned n;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-    return n;
-}
-// Every thread of every block of the cluster arrives, then waits for all of them, as
-// __syncthreads does for a block (all of a block's threads call it): what a block wrote to
-// its shared memory before it, the cluster's blocks read after it (release and acquire at
-// cluster scope). A block's shared memory lives as long as its block: one last
-// ima_cluster_sync keeps each block from leaving while another may still read its arrays.
-__device__ __forceinline__ void ima_cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-// p, an address of this block's shared memory, as block `rank` of the cluster holds it:
-// the generic address of that block's distributed shared memory. A checked entry point
-// reports a rank outside the cluster (IMA_CLUSTER_RANK, against shared array `arg`) and
-// keeps p, so that the access stays in this block's array.
-template <bool CHECKED, typename T>
-__device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKED> rec, int arg) {
-    if constexpr (CHECKED) {
-        const unsigned blocks = ima_cluster_blocks();
-        if (rank >= blocks) {
-            const long long i[1] = {rank}, e[1] = {blocks};
-            ima_report<long long, 1>(rec, arg, 0, IMA_CLUSTER_RANK, 0, i, e);
-            return p;
-        }
-    }
-    unsigned long long q;
-    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(q) : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
-    return reinterpret_cast<T*>(q);
-}
-// A shared array's accessor (A, its generated `name_t`) for the same array in another block
-// of the cluster, `s.in_block(rank)`: its elements and vectors, each index checked as this
-// block's are (every block of a cluster has the same arrays). Tiles, ldmatrix and copies
-// take this block's arrays only, and are not offered.
-template <typename A>
-struct ImaInBlock {
-    A a;
-    template <typename... Ix>
-    __device__ __forceinline__ auto& operator()(Ix... i) const {
-        return a(i...);
-    }
-    template <typename... Ix>
-    __device__ __forceinline__ auto& at2(Ix... i) const {
-        return a.at2(i...);
-    }
-    template <typename... Ix>
-    __device__ __forceinline__ auto& at4(Ix... i) const {
-        return a.at4(i...);
-    }
-    template <typename... Ix>
-    __device__ __forceinline__ auto& at8(Ix... i) const {
-        return a.at8(i...);
-    }
-    template <typename... Ix>
-    __device__ __forceinline__ auto& at16(Ix... i) const {
-        return a.at16(i...);
-    }
-};
-#endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // A 16-byte load of read-only memory read once: it does not allocate in L1 (the host
 // build of the header, for its tests, reads through __ldg).
@@ -3276,7 +3277,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3280 "quant.cu"
+#line 3281 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4066,7 +4067,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4070 "quant.cu"
+#line 4071 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4733,7 +4734,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4737 "quant.cu"
+#line 4738 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5450,7 +5451,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5454 "quant.cu"
+#line 5455 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6023,7 +6024,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6027 "quant.cu"
+#line 6028 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6339,7 +6340,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6343 "quant.cu"
+#line 6344 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7346,7 +7347,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7350 "quant.cu"
+#line 7351 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8024,7 +8025,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8028 "quant.cu"
+#line 8029 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
