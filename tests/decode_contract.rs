@@ -68,19 +68,28 @@ fn projection(rows: usize, k: usize, n: usize, ny: usize) -> (&'static KernelCon
     let x = f16(&[rows, k]);
     let y = f16(&[rows, ny]);
     let [w, qweight, qzeros, scales] = gptq(k, n, G);
-    let c = match ProjectionKernel::pick(rows, k, n, SMS, true) {
-        ProjectionKernel::Warpgroup => {
-            let part = Fake::new(DType::F32, &[gemm_tma::BLOCKS as usize, 3, 4, 128, 4], 0);
-            let arrivals = Fake::new(DType::I32, &[rows.div_ceil(64), n.div_ceil(64)], 0);
-            let args = vec![x, w, qweight, qzeros, scales, part, arrivals, y];
-            return (gemm_tma::GptqGemmWg32::CONTRACT, spread(args));
-        }
+    let picked = ProjectionKernel::pick(rows, k, n, SMS, true);
+    let c = contract_of(picked);
+    if picked == ProjectionKernel::Warpgroup {
+        let part = Fake::new(DType::F32, &[gemm_tma::BLOCKS as usize, 3, 4, 128, 4], 0);
+        let arrivals = Fake::new(DType::I32, &[rows.div_ceil(64), n.div_ceil(64)], 0);
+        return (
+            c,
+            spread(vec![x, w, qweight, qzeros, scales, part, arrivals, y]),
+        );
+    }
+    (c, spread(vec![x, w, qweight, qzeros, scales, y]))
+}
+
+/// The kernel a [`ProjectionKernel`] launches.
+fn contract_of(kernel: ProjectionKernel) -> &'static KernelContract {
+    match kernel {
+        ProjectionKernel::Warpgroup => gemm_tma::GptqGemmWg32::CONTRACT,
         ProjectionKernel::Wide => quant::GptqGemv::CONTRACT,
         ProjectionKernel::Narrow => decode::GptqGemvNarrow::CONTRACT,
         ProjectionKernel::Narrow12 => decode::GptqGemvNarrow12::CONTRACT,
         ProjectionKernel::Gemm => gemm::GptqGemm::CONTRACT,
-    };
-    (c, spread(vec![x, w, qweight, qzeros, scales, y]))
+    }
 }
 
 /// paged_attn_rope's arguments for `b` sequences over caches of `nb` pages.
@@ -170,6 +179,86 @@ fn the_projection_pick_changes_kernel_where_its_rule_says() {
             pick(rows, HIDDEN, QKV, false),
             Gemm,
             "{rows} rows, no warpgroup kernel"
+        );
+    }
+}
+
+/// decode_layer.py's `projection_kernel` (the Python door's layer) picks the kernel that
+/// layer.rs's `ProjectionKernel::pick` picks, on every case of a grid around the rule's
+/// edges for devices of 78 to 144 SMs. python3 runs the function and the constant it reads,
+/// taken out of the file with Python's `ast` (the module itself imports torch and the
+/// kernels' packages, which this machine need not have).
+#[test]
+fn the_python_layer_picks_the_kernels_layer_rs_picks() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    const RUN_PICK: &str = r#"
+import ast, sys
+path = sys.argv[1]
+tree = ast.parse(open(path).read(), path)
+keep = [s for s in tree.body
+        if isinstance(s, ast.FunctionDef) and s.name == "projection_kernel"
+        or isinstance(s, ast.Assign) and [getattr(t, "id", None) for t in s.targets] == ["WARPGROUP_MIN_WEIGHTS"]]
+if len(keep) != 2:
+    sys.exit(path + ": projection_kernel and WARPGROUP_MIN_WEIGHTS not found at the top level")
+scope = {}
+exec(compile(ast.Module(body=keep, type_ignores=[]), path, "exec"), scope)
+for line in sys.stdin:
+    rows, k, n, sms, warpgroup = map(int, line.split())
+    print(scope["projection_kernel"](rows, k, n, sms, bool(warpgroup)))
+"#;
+    let mut cases = Vec::new();
+    for sms in [78, 108, 132, 144] {
+        let edges = [
+            128 * (sms - 1),
+            128 * (sms - 1) + 1,
+            32 * sms,
+            32 * sms + 1,
+            32 * sms + 16,
+        ];
+        for n in edges
+            .into_iter()
+            .chain([16, 4088, HIDDEN, QKV, 2 * INTERMEDIATE])
+        {
+            for k in [4095, HIDDEN, INTERMEDIATE] {
+                for rows in [1, 2, 8, 16, 17, 24, 32, 33, 64] {
+                    for warpgroup in [false, true] {
+                        cases.push((rows, k, n, sms, warpgroup));
+                    }
+                }
+            }
+        }
+    }
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/decode_layer/decode_layer.py"
+    );
+    let mut python = Command::new("python3")
+        .args(["-c", RUN_PICK, script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let input: String = cases
+        .iter()
+        .map(|&(rows, k, n, sms, wg)| format!("{rows} {k} {n} {sms} {}\n", u8::from(wg)))
+        .collect();
+    python
+        .stdin
+        .take()
+        .expect("python3's stdin")
+        .write_all(input.as_bytes())
+        .expect("the cases written");
+    let out = python.wait_with_output().expect("python3 ends");
+    assert!(out.status.success(), "python3: {}", out.status);
+    let names = String::from_utf8(out.stdout).expect("UTF-8");
+    let names: Vec<&str> = names.lines().collect();
+    assert_eq!(names.len(), cases.len(), "one kernel a case");
+    for (&(rows, k, n, sms, wg), python) in cases.iter().zip(names) {
+        let rust = contract_of(ProjectionKernel::pick(rows, k, n, sms, wg)).name;
+        assert_eq!(
+            python, rust,
+            "{rows} rows, K = {k}, N = {n}, {sms} SMs, warpgroup kernel loads: {wg}"
         );
     }
 }

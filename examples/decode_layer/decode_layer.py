@@ -30,6 +30,34 @@ PROJECTIONS = ("qkv", "o", "gate_up", "down")
 WARPGROUP_MIN_WEIGHTS = 1 << 24
 
 
+def projection_kernel(rows, k, n, sms, warpgroup):
+    """The kernel for `rows` rows of x and weights of k x n on a device of `sms` SMs, where
+    gptq_gemm_wg32 loads (`warpgroup`) or not: examples/decode_layer/layer.rs's
+    `ProjectionKernel::pick`, which tests/decode_contract.rs holds this to. One row takes a
+    GEMV: quant's gptq_gemv (blocks of 128 columns) when it has a block for every SM,
+    gptq_gemv_narrow (16 columns) otherwise, in blocks of 12 warps (gptq_gemv_narrow12)
+    where those number at most twice the SMs; more rows take gptq_gemm_wg32 for 17 to 32
+    rows of the larger weights where it loads, else gptq_gemm."""
+    if rows > 1:
+        if warpgroup and 17 <= rows <= 32 and k * n >= WARPGROUP_MIN_WEIGHTS:
+            return "gptq_gemm_wg32"
+        return "gptq_gemm"
+    if -(-n // 128) >= sms:
+        return "gptq_gemv"
+    if -(-n // 16) <= 2 * sms:
+        return "gptq_gemv_narrow12"
+    return "gptq_gemv_narrow"
+
+
+# The projection kernels whose arguments are x, the weight and y alone.
+PLAIN_PROJECTIONS = {
+    "gptq_gemm": gk.gptq_gemm,
+    "gptq_gemv": qk.gptq_gemv,
+    "gptq_gemv_narrow": dk.gptq_gemv_narrow,
+    "gptq_gemv_narrow12": dk.gptq_gemv_narrow12,
+}
+
+
 @functools.lru_cache(maxsize=None)
 def sm_count(device):
     """The device's SMs (read once: the projections ask at every call)."""
@@ -104,24 +132,14 @@ class DecodeLayer:
         return self.scratch[key]
 
     def _project(self, name, x, y, s):
-        # One row of x takes a GEMV: quant's gptq_gemv (blocks of 128 columns) when it has a
-        # block for every SM, gptq_gemv_narrow (16 columns) otherwise, in blocks of 12 warps
-        # (gptq_gemv_narrow12) where those number at most twice the SMs; more rows take
-        # gptq_gemm_wg32 for 17 to 32 rows of the larger weights where it loads, else gptq_gemm
-        # (as examples/decode_layer/layer.rs's `projection_of`). s: the workspaces.
+        # s: the workspaces.
         w, (k, n) = self.w[name], self.shape[name]
-        rows = x.shape[0]
         tk = warpgroup_kernels(x.device)
-        if tk is not None and 17 <= rows <= 32 and k * n >= WARPGROUP_MIN_WEIGHTS:
+        kernel = projection_kernel(x.shape[0], k, n, sm_count(x.device), tk is not None)
+        if kernel == "gptq_gemm_wg32":
             tk.gptq_gemm_wg32(x, w, s["wg_part"], s["wg_arrivals"][name], y)
-        elif rows > 1:
-            gk.gptq_gemm(x, w, y)
-        elif -(-n // 128) >= sm_count(x.device):
-            qk.gptq_gemv(x, w, y)
-        elif -(-n // 16) <= 2 * sm_count(x.device):
-            dk.gptq_gemv_narrow12(x, w, y)
         else:
-            dk.gptq_gemv_narrow(x, w, y)
+            PLAIN_PROJECTIONS[kernel](x, w, y)
 
     def __call__(self, hidden, residual, positions, slot_mapping, block_tables, seq_lens, k_cache, v_cache):
         """Returns the layer's output (a new tensor) and the residual stream (`residual`,

@@ -420,7 +420,9 @@ pub enum ProjectionKernel {
 
 impl ProjectionKernel {
     /// The kernel for `rows` rows of x and weights of `k` x `n` on a device of `sms` SMs,
-    /// where gptq_gemm_wg32 loads (`warpgroup`) or not.
+    /// where gptq_gemm_wg32 loads (`warpgroup`) or not. decode_layer.py's
+    /// `projection_kernel` is the same rule for the Python layer (tests/decode_contract.rs
+    /// holds the two equal).
     pub fn pick(rows: usize, k: usize, n: usize, sms: usize, warpgroup: bool) -> Self {
         if rows > 1 {
             if warpgroup && (17..=32).contains(&rows) && k * n >= WARPGROUP_MIN_WEIGHTS {
