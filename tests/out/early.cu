@@ -2333,6 +2333,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -2635,7 +2638,7 @@ __device__ __forceinline__ void body(
         const I i = I(blockIdx.x) * 256 + threadIdx.x;
         if (i < N) y(i) = x(i) + 1.f;
     
-#line 2639 "early.cu"
+#line 2642 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2833,7 +2836,7 @@ __device__ __forceinline__ void body(
         ima_wait_for_inputs();
         if (i < N) y(i) = x(i) * 0.5f + t;
     
-#line 2837 "early.cu"
+#line 2840 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3078,7 +3081,7 @@ __device__ __forceinline__ void body(
         ima_wait_for_inputs();
         if (i < N) y(i) = v;
     
-#line 3082 "early.cu"
+#line 3085 "early.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2336,6 +2336,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -2646,7 +2649,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2650 "element_types.cu"
+#line 2653 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3028,7 +3031,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 3032 "element_types.cu"
+#line 3035 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5381,7 +5384,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5385 "element_types.cu"
+#line 5388 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6818,7 +6821,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6822 "element_types.cu"
+#line 6825 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2333,6 +2333,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -2626,7 +2629,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/kernel_names.ima"
  y(i) = x(i) * 0.5f; 
-#line 2630 "kernel_names.cu"
+#line 2633 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2808,7 +2811,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 16 "tests/in/kernel_names.ima"
  y(i) = -x(i); 
-#line 2812 "kernel_names.cu"
+#line 2815 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2990,7 +2993,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 23 "tests/in/kernel_names.ima"
  y(i) = x(i) < 0.f ? 1.f : 0.f; 
-#line 2994 "kernel_names.cu"
+#line 2997 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2333,6 +2333,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -2718,7 +2721,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2722 "launch_forms.cu"
+#line 2725 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2930,7 +2933,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2934 "launch_forms.cu"
+#line 2937 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3086,7 +3089,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 3090 "launch_forms.cu"
+#line 3093 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3304,7 +3307,7 @@ __device__ __forceinline__ void body(
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 3308 "launch_forms.cu"
+#line 3311 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

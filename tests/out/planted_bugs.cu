@@ -2334,6 +2334,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -2704,7 +2707,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2708 "planted_bugs.cu"
+#line 2711 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3047,7 +3050,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 3051 "planted_bugs.cu"
+#line 3054 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3344,7 +3347,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3348 "planted_bugs.cu"
+#line 3351 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4119,7 +4122,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 4123 "planted_bugs.cu"
+#line 4126 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4876,7 +4879,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4880 "planted_bugs.cu"
+#line 4883 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2334,6 +2334,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -3057,7 +3060,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3061 "checkpoint.cu"
+#line 3064 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3911,7 +3914,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3915 "checkpoint.cu"
+#line 3918 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4702,7 +4705,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4706 "checkpoint.cu"
+#line 4709 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5353,7 +5356,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5357 "checkpoint.cu"
+#line 5360 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6088,7 +6091,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6092 "checkpoint.cu"
+#line 6095 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7005,7 +7008,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7009 "checkpoint.cu"
+#line 7012 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7726,7 +7729,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7730 "checkpoint.cu"
+#line 7733 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8640,7 +8643,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8644 "checkpoint.cu"
+#line 8647 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9346,7 +9349,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 9350 "checkpoint.cu"
+#line 9353 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

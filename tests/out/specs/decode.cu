@@ -2334,6 +2334,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -3096,7 +3099,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 3100 "decode.cu"
+#line 3103 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3990,7 +3993,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3994 "decode.cu"
+#line 3997 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5174,7 +5177,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a block's 16 columns are one unit of gate and one of up");
         ima_gptq_gemv_narrow<8>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 5178 "decode.cu"
+#line 5181 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6193,7 +6196,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a block's 16 columns are one unit of gate and one of up");
         ima_gptq_gemv_narrow<12>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 6197 "decode.cu"
+#line 6200 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

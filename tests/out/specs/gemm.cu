@@ -2335,6 +2335,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -3024,7 +3027,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3028 "gemm.cu"
+#line 3031 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3741,7 +3744,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3745 "gemm.cu"
+#line 3748 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4440,7 +4443,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4444 "gemm.cu"
+#line 4447 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5074,7 +5077,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 5078 "gemm.cu"
+#line 5081 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6253,7 +6256,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 6257 "gemm.cu"
+#line 6260 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

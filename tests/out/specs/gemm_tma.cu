@@ -2335,6 +2335,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -3091,7 +3094,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3095 "gemm_tma.cu"
+#line 3098 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3853,7 +3856,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3857 "gemm_tma.cu"
+#line 3860 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4754,7 +4757,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4758 "gemm_tma.cu"
+#line 4761 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5626,7 +5629,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5630 "gemm_tma.cu"
+#line 5633 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7269,7 +7272,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7273 "gemm_tma.cu"
+#line 7276 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9118,7 +9121,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 9122 "gemm_tma.cu"
+#line 9125 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10869,7 +10872,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
     
-#line 10873 "gemm_tma.cu"
+#line 10876 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12620,7 +12623,7 @@ __device__ __forceinline__ void body(
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
     
-#line 12624 "gemm_tma.cu"
+#line 12627 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -2335,6 +2335,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -2836,7 +2839,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2840 "index.cu"
+#line 2843 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3530,7 +3533,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3534 "index.cu"
+#line 3537 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4080,7 +4083,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 4084 "index.cu"
+#line 4087 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4494,7 +4497,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4498 "index.cu"
+#line 4501 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

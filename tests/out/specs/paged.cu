@@ -2334,6 +2334,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -3553,7 +3556,7 @@ __device__ __forceinline__ void body(
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages, [] {});
     
-#line 3557 "paged.cu"
+#line 3560 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5465,7 +5468,7 @@ __device__ __forceinline__ void body(
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages,
                                           ima_wait_for_inputs);
     
-#line 5469 "paged.cu"
+#line 5472 "paged.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

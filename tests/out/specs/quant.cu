@@ -2334,6 +2334,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -3277,7 +3280,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3281 "quant.cu"
+#line 3284 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4067,7 +4070,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4071 "quant.cu"
+#line 4074 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4734,7 +4737,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4738 "quant.cu"
+#line 4741 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5451,7 +5454,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5455 "quant.cu"
+#line 5458 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6024,7 +6027,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6028 "quant.cu"
+#line 6031 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6340,7 +6343,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6344 "quant.cu"
+#line 6347 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7295,6 +7298,8 @@ __device__ __forceinline__ void body(
                 // round trips an iteration (SASS read in session 55; bench/explore/gemvload
                 // makes it issue all of them, to be measured). Rows past those tiles (all of K when G % 8R != 0), and every row
                 // for M > 1, go 8 at a time, every 64th.
+                // Counted again, not held from the request's test across the wait (as in
+                // ima.cuh's ima_gptq_gemv_narrow: 0.4 µs slower held, session 70's ORT).
                 const I tiles = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
                 if constexpr (MR == 1) {
                     for (I b = threadIdx.y; b < tiles; b += 8) {
@@ -7347,7 +7352,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7351 "quant.cu"
+#line 7356 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8019,13 +8024,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 218 "specs/quant.ima"
+#line 220 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8029 "quant.cu"
+#line 8034 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -1378,7 +1378,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:213`.
+/// Declared at `specs/quant.ima:215`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1449,7 +1449,7 @@ pub struct AwqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTens
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:213",
+    location: "specs/quant.ima:215",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },

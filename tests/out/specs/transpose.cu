@@ -2333,6 +2333,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -2679,7 +2682,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 8 "specs/transpose.ima"
  y(j, i) = x(i, j); 
-#line 2683 "transpose.cu"
+#line 2686 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3000,7 +3003,7 @@ __device__ __forceinline__ void body(
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
     
-#line 3004 "transpose.cu"
+#line 3007 "transpose.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

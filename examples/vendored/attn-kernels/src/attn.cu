@@ -2334,6 +2334,9 @@ __device__ __forceinline__ void ima_gptq_gemv_narrow(const X& x, const W& w, con
 #pragma unroll
             for (int c = 0; c < 4; ++c) sums[m][c] = 0.f;
         if (n < N) {
+            // Counted again after the wait, not held from the request's test above: held
+            // across it, the count cost the layer's graph 0.4 µs at B = 1 (bench/RESULTS.md,
+            // session 70, ORT).
             const I whole = MR != 1 ? 0 : w.whole_tiles(n, ImaConst<4>{}, ImaConst<R>{});
             if constexpr (MR == 1) {
                 for (I b = threadIdx.y; b < whole; b += DOWN) {
@@ -2709,7 +2712,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2713 "attn.cu"
+#line 2716 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3133,7 +3136,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 3137 "attn.cu"
+#line 3140 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3469,7 +3472,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 3473 "attn.cu"
+#line 3476 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4103,7 +4106,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4107 "attn.cu"
+#line 4110 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
