@@ -103,4 +103,5 @@ def main():
               + f" ({time.time() - start:.0f} s since the start)", flush=True)
 
 
-main()
+if __name__ == "__main__":
+    main()
