@@ -5,7 +5,8 @@
 //! 1, 8 and 32 sequences with contexts from 1 to 4096 and padding rows (slot -1), kernel
 //! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes.
 //! `decode_layer_at_b8_context_512` is the one to run under compute-sanitizer memcheck
-//! with `--padding` (the configuration). The layer's narrow GEMVs,
+//! with `--padding` (the configuration). Two layers chained in one graph, as a
+//! model's step runs them, are checked against the reference applied twice. The layer's narrow GEMVs,
 //! gptq_gemv_narrow and gptq_gemv_narrow12, are also checked alone on shapes the layer
 //! never has (quant's gptq_gemv in tests/quant_gpu.rs).
 
@@ -19,8 +20,8 @@ mod reference;
 use common::w4a16::{GEMV_FUSED, W4a16Launch, w4a16_and_f64, w4a16_fused_matches};
 use ima::cudarc::driver::CudaStream;
 use ima::half::f16;
-use ima::{CheckedMode, Tensor};
-use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, Weights, decode};
+use ima::{CheckedMode, Graph, Tensor};
+use layer::{Config, HostBatch, HostWeights, Kernels, Lcg, State, Weights, decode};
 use std::sync::Arc;
 
 /// |imac - reference| <= TOLERANCE * (1 + |reference|) for every output. The kernels
@@ -80,6 +81,52 @@ fn decode_layer_matches_the_reference_for_b1_b8_b32_and_contexts_to_4096() {
 #[ignore = "needs a CUDA GPU"]
 fn decode_layer_at_b8_context_512() {
     matches_reference(&[vec![512, 512, 512, 512, 512, 512, 512, 0]]);
+}
+
+/// Two layers in one graph (`Kernels::capture_stack`), as a model's step runs them, each
+/// with weights (other random values) and a KV cache of its own, the second reading the
+/// first's `out` and updating its `residual`: against the host reference applied twice, in
+/// release and deferred modes, at B = 8 with ragged contexts and a padding row. A graph
+/// that bound the first layer's weights, cache or output where the second's belong would
+/// give the second layer's output of other inputs.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn two_layers_in_one_graph_match_the_reference_applied_twice() {
+    let ctx = ima::context(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let kernels = Kernels::load(&ctx).unwrap();
+    let hosts = [1, 2].map(|seed| HostWeights::random(Config::LLAMA_8B, seed).unwrap());
+    let weights = hosts
+        .each_ref()
+        .map(|h| Weights::upload(&stream, h).unwrap());
+    let lens = [1, 17, 4096, 513, 1000, 16, 2048, 0];
+    let batch = HostBatch::new(&hosts[0].config, &lens, 7);
+    let first = reference::reference(&hosts[0], &batch);
+    let second_in = HostBatch {
+        hidden: first.out,
+        residual: first.residual,
+        ..batch.clone()
+    };
+    let want = reference::reference(&hosts[1], &second_in);
+    for mode in [CheckedMode::Off, CheckedMode::Deferred] {
+        kernels.set_checked_mode(mode);
+        let mut states = [0, 1].map(|_| State::upload(&stream, &hosts[0].config, &batch).unwrap());
+        {
+            let mut graph = Graph::new(&stream).unwrap();
+            let layers = weights.iter().zip(states.iter_mut());
+            kernels.capture_stack(&mut graph, layers).unwrap();
+            graph.replay(&stream).unwrap();
+            graph.check().unwrap();
+        }
+        let out = states[1].out.to_host(&stream).unwrap();
+        let residual = states[0].residual.to_host(&stream).unwrap();
+        assert_close(&out, &want.out, &format!("two layers, {mode:?}: out"));
+        assert_close(
+            &residual,
+            &want.residual,
+            &format!("two layers, {mode:?}: residual"),
+        );
+    }
 }
 
 /// decode.ima's narrow GEMVs, each by name with its launch: gptq_gemv_narrow and the same

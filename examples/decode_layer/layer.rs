@@ -181,6 +181,7 @@ impl HostWeights {
 
 /// One decode step's batch on the host: B sequences, each decoding the token at position
 /// `lens[b] - 1`, with the tokens before it already in the paged cache.
+#[derive(Clone)]
 pub struct HostBatch {
     pub b: usize,
     /// Each sequence's context length, the new token included; 0 for a padding row.
@@ -785,6 +786,38 @@ impl Kernels {
         s: &'a mut State,
         omit: Option<Step>,
     ) -> Result<(), Error> {
+        self.capture_layer(graph, w, s, None, omit).map(|_| ())
+    }
+
+    /// Layers captured into `graph` one after another, as a model's decode step runs its
+    /// decoder layers: each with weights and a state (KV cache, activations, workspaces)
+    /// of its own. The first reads its state's `hidden` and `residual`; each later one
+    /// reads the layer before's `out` as its `hidden` and updates that layer's `residual`
+    /// (its own state's two are not bound). The last layer's `out` and the first's
+    /// `residual` hold the stack's outputs.
+    pub fn capture_stack<'a>(
+        &'a self,
+        graph: &mut Graph<'a>,
+        layers: impl IntoIterator<Item = (&'a Weights, &'a mut State)>,
+    ) -> Result<(), Error> {
+        let mut stream_args = None;
+        for (w, s) in layers {
+            stream_args = Some(self.capture_layer(graph, w, s, stream_args, None)?);
+        }
+        Ok(())
+    }
+
+    /// The layer's launches into `graph`, but `omit`, reading `hidden` and updating
+    /// `residual` as `stream_args` binds them ([hidden, residual]; None: the state's own).
+    /// Returns the handles of the layer's `out` and `residual`, the next layer's two.
+    fn capture_layer<'a>(
+        &'a self,
+        graph: &mut Graph<'a>,
+        w: &'a Weights,
+        s: &'a mut State,
+        stream_args: Option<[GraphArg; 2]>,
+        omit: Option<Step>,
+    ) -> Result<[GraphArg; 2], Error> {
         let c = &w.config;
         let b = s.b;
         let format = QuantFormat::Gptq(ZeroStyle::MinusOne);
@@ -802,10 +835,12 @@ impl Kernels {
             graph.read(&w.norm2),
             graph.read(&w.cos_sin),
         );
-        let hidden = graph.read(&s.hidden);
+        let [hidden, residual] = match stream_args {
+            Some(args) => args,
+            None => [graph.read(&s.hidden), graph.write(&mut s.residual)],
+        };
         let (positions, slots) = (graph.read(&s.positions), graph.read(&s.slots));
         let (tables, lens) = (graph.read(&s.block_tables), graph.read(&s.seq_lens));
-        let residual = graph.write(&mut s.residual);
         let (k_cache, v_cache) = (graph.write(&mut s.k_cache), graph.write(&mut s.v_cache));
         let normed = graph.write(&mut s.normed);
         let qkv = graph.write(&mut s.qkv);
@@ -871,7 +906,7 @@ impl Kernels {
         if keep(Step::Down) {
             project(graph, act, (&w.down, &down_w), down_counts, out)?;
         }
-        Ok(())
+        Ok([out, residual])
     }
 }
 

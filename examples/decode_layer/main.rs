@@ -8,8 +8,10 @@
 //!
 //! `check` runs each batch kernel by kernel and as a replayed `ima::Graph`, in release and
 //! in deferred checked mode, and compares the outputs with the host reference.
-//! `bench` times the layer kernel by kernel and replayed as a graph, in both modes, and
-//! prints the rows of bench/RESULTS.md's decode-layer table with the layer's roofline.
+//! `bench` times the layer kernel by kernel and replayed as a graph, in both modes, and as
+//! one of STACK layers (weights and caches of their own) in one graph, as a model's step
+//! runs it, and prints the rows of bench/RESULTS.md's decode-layer table with the layer's
+//! roofline.
 //! `ablate` times the graph with each launch left out in turn: what a launch adds to a
 //! replay, where ncu's time of a kernel alone also counts what a graph overlaps or hides.
 //! docs/decode-layer.md walks through the layer.
@@ -96,8 +98,16 @@ fn time(stream: &Arc<CudaStream>, iters: usize, f: &mut dyn FnMut() -> Res<()>) 
     Ok(us[us.len() / 2])
 }
 
+/// Layers of one graph in `bench`'s stacked rows.
+const STACK: usize = 8;
+
 fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &Weights) -> Res<()> {
     let c = host.config;
+    // The stacked rows' other layers' weights: the same values in buffers of their own, so
+    // that each layer reads its weights from memory, as a model's layers do.
+    let others = (1..STACK)
+        .map(|_| Weights::upload(stream, host))
+        .collect::<Result<Vec<_>, _>>()?;
     // The device copy rate: 1 GiB read and written.
     let n = 1 << 30;
     let src = stream.alloc_zeros::<u8>(n)?;
@@ -147,6 +157,21 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
             let graphed = time(stream, 200, &mut || Ok(graph.replay(stream)?))?;
             graph.check()?;
             row(&format!("imac {name}, CUDA graph"), graphed);
+            // STACK layers in one graph, each with its weights and state, as a model's step
+            // runs them: what a layer takes there, where one replay's start and end are
+            // shared by the STACK layers.
+            let mut states = (0..STACK)
+                .map(|_| State::upload(stream, &c, &batch))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut graph = Graph::new(stream)?;
+            let layers = std::iter::once(w).chain(&others).zip(&mut states);
+            kernels.capture_stack(&mut graph, layers)?;
+            let stacked = time(stream, 50, &mut || Ok(graph.replay(stream)?))? / STACK as f64;
+            graph.check()?;
+            row(
+                &format!("imac {name}, {STACK} layers in one CUDA graph, a layer"),
+                stacked,
+            );
         }
         kernels.set_checked_mode(CheckedMode::Off);
     }
