@@ -5,6 +5,10 @@ cuBLAS's dense f16 product, each as CUDA graphs cycling weight sets larger than 
 gate/up runs twice on gptq_gemm_wg32: plain (y as wide as W, as Marlin's product) and
 with SiluAndMul fused (y half as wide, as the layer runs it). Each product is checked
 against an f32 product of its weights dequantised by torch; a mismatch prints DIFF.
+(Session 73 ran it on an H100 with a dequant that read the zero words without their
+carries: every gptq_gemm_wg32 row printed DIFF; the dequant was fixed after the run and
+not run since. The times do not depend on the values, and tests/gemm_tma_gpu.rs checks
+the kernel against an f64 reference.)
     python3 -u time_wg32.py [M,K,N ...]"""
 import os
 import sys
@@ -22,12 +26,14 @@ dev = "cuda"
 
 
 def dequant(w, k, n):
-    """f32 W of a GPTQ QuantWeight (v1, zeros stored less one, as
-    bench/decode_layer_torch.py's dequant_gptq): (q - z - 1) s, nibble i of word r at row
-    8 r + i."""
-    shifts = torch.arange(0, 32, 4, device=dev, dtype=torch.int32)
-    q = ((w.qweight.unsqueeze(1) >> shifts.view(1, 8, 1)) & 15).reshape(-1, n)[:k]
-    z = ((w.qzeros.unsqueeze(2) >> shifts.view(1, 1, 8)) & 15).reshape(-1, n) + 1
+    """f32 W of a GPTQ QuantWeight: (q - z) s, nibble i of word r at row 8 r + i, the zero
+    words stored as the packed zeros less 0x11111111 (GPTQ v1; tests/python/test_gpu.py's
+    `qzeros`), so that a zero is a nibble of the stored word plus 0x11111111, carries
+    included."""
+    shifts = torch.arange(0, 32, 4, device=dev, dtype=torch.int64)
+    q = ((w.qweight.to(torch.int64).unsqueeze(1) >> shifts.view(1, 8, 1)) & 15).reshape(-1, n)[:k]
+    packed = (w.qzeros.to(torch.int64) + 0x11111111) & 0xFFFFFFFF
+    z = ((packed.unsqueeze(2) >> shifts.view(1, 1, 8)) & 15).reshape(-1, n)
     rows = torch.arange(k, device=dev) // G
     return (q - z[rows]).float() * w.scales.float()[rows]
 
