@@ -159,23 +159,44 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
             row(&format!("imac {name}, CUDA graph"), graphed);
             // STACK layers in one graph, each with its weights and state, as a model's step
             // runs them: what a layer takes there, where one replay's start and end are
-            // shared by the STACK layers.
+            // shared by the STACK layers. Then (release only) the same stack on one copy of
+            // the weights, as a graph of one layer replayed reads them: what the L2 keeps of
+            // one replay's weights for the next.
             let mut states = (0..STACK)
                 .map(|_| State::upload(stream, &c, &batch))
                 .collect::<Result<Vec<_>, _>>()?;
-            let mut graph = Graph::new(stream)?;
-            let layers = std::iter::once(w).chain(&others).zip(&mut states);
-            kernels.capture_stack(&mut graph, layers)?;
-            let stacked = time(stream, 50, &mut || Ok(graph.replay(stream)?))? / STACK as f64;
-            graph.check()?;
+            let layers = format!("imac {name}, {STACK} layers in one CUDA graph");
+            let own = std::iter::once(w).chain(&others);
             row(
-                &format!("imac {name}, {STACK} layers in one CUDA graph, a layer"),
-                stacked,
+                &format!("{layers}, a layer"),
+                stack_us(stream, kernels, own.zip(&mut states))?,
             );
+            if mode == CheckedMode::Off {
+                let one = std::iter::repeat_n(w, STACK);
+                row(
+                    &format!("{layers}, one copy of the weights, a layer"),
+                    stack_us(stream, kernels, one.zip(&mut states))?,
+                );
+            }
         }
         kernels.set_checked_mode(CheckedMode::Off);
     }
     Ok(())
+}
+
+/// Median microseconds a layer of `layers` captured into one graph (`Kernels::capture_stack`),
+/// replayed: `bench`'s stacked rows.
+fn stack_us<'a>(
+    stream: &Arc<CudaStream>,
+    kernels: &'a Kernels,
+    layers: impl IntoIterator<Item = (&'a Weights, &'a mut State)>,
+) -> Res<f64> {
+    let mut graph = Graph::new(stream)?;
+    let mut count = 0;
+    kernels.capture_stack(&mut graph, layers.into_iter().inspect(|_| count += 1))?;
+    let us = time(stream, 50, &mut || Ok(graph.replay(stream)?))?;
+    graph.check()?;
+    Ok(us / count as f64)
 }
 
 /// The graph at B = 1 and 32 (contexts of 1024, release) with each launch left out in
