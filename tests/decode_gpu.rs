@@ -6,9 +6,9 @@
 //! by kernel and as a replayed `ima::Graph`, in release, checked and deferred modes.
 //! `decode_layer_at_b8_context_512` is the one to run under compute-sanitizer memcheck
 //! with `--padding` (the configuration). Two layers chained in one graph, as a
-//! model's step runs them, are checked against the reference applied twice. The layer's narrow GEMVs,
-//! gptq_gemv_narrow and gptq_gemv_narrow12, are also checked alone on shapes the layer
-//! never has (quant's gptq_gemv in tests/quant_gpu.rs).
+//! model's step runs them, are checked against the reference applied twice. The layer's
+//! narrow GEMVs, gptq_gemv_narrow and gptq_gemv_narrow12, are also checked alone on shapes
+//! the layer never has (quant's gptq_gemv in tests/quant_gpu.rs).
 
 mod common;
 #[path = "../examples/decode_layer/layer.rs"]
