@@ -47,12 +47,16 @@ def load(d):
 
 
 def dequant_gptq(qweight, qzeros, scales, group):
-    """GPTQ v1 (zeros stored minus one), 4 bits: w[k, n] = (q - z) * scale, in fp16."""
+    """GPTQ v1, 4 bits: w[k, n] = (q - z) * scale, in fp16. Each zero word is stored as the
+    packed zeros less 0x11111111 (runtime/src/quant/format.rs's `ZeroStyle::MinusOne`), so
+    the zeros are the nibbles of the stored word plus 0x11111111, carries included (a nibble
+    plus one apart would read a zero of 0 as 16)."""
     shifts = torch.arange(0, 32, 4, device=qweight.device, dtype=torch.int32)
     q = (qweight.unsqueeze(1) >> shifts.view(1, 8, 1)) & 0xF  # [K/8, 8, N]: row 8i + j
     q = q.reshape(-1, qweight.shape[1])
-    z = (qzeros.unsqueeze(2) >> shifts.view(1, 1, 8)) & 0xF  # [G, N/8, 8]: column 8i + j
-    z = z.reshape(qzeros.shape[0], -1) + 1
+    packed = (qzeros.to(torch.int64) + 0x11111111) & 0xFFFFFFFF
+    z = (packed.unsqueeze(2) >> shifts.view(1, 1, 8)) & 0xF  # [G, N/8, 8]: column 8i + j
+    z = z.reshape(qzeros.shape[0], -1)
     z = z.repeat_interleave(group, dim=0)[: q.shape[0]]
     s = scales.repeat_interleave(group, dim=0)[: q.shape[0]]
     return (q - z).half() * s

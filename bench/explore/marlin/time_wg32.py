@@ -4,11 +4,12 @@ cuBLAS's dense f16 product, each as CUDA graphs cycling weight sets larger than 
 (timing.py's graph_us), µs a launch, with the weights' roofline at this device's copy rate.
 gate/up runs twice on gptq_gemm_wg32: plain (y as wide as W, as Marlin's product) and
 with SiluAndMul fused (y half as wide, as the layer runs it). Each product is checked
-against an f32 product of its weights dequantised by torch; a mismatch prints DIFF.
-(Session 73 ran it on an H100 with a dequant that read the zero words without their
-carries: every gptq_gemm_wg32 row printed DIFF; the dequant was fixed after the run and
-not run since. The times do not depend on the values, and tests/gemm_tma_gpu.rs checks
-the kernel against an f64 reference.)
+against an f32 product of its weights dequantised by torch (gptq_gemm_wg32's by
+bench/decode_layer_torch.py's `dequant_gptq`); a mismatch prints DIFF. (Session 73 ran it
+on an H100 with a dequant of its own that read the zero words without their carries:
+every gptq_gemm_wg32 row printed DIFF; fixed after the run, not run since. The times do
+not depend on the values, and tests/gemm_tma_gpu.rs checks the kernel against an f64
+reference.)
     python3 -u time_wg32.py [M,K,N ...]"""
 import os
 import sys
@@ -18,24 +19,13 @@ import torch
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.dirname(here))
+sys.path.insert(0, os.path.dirname(os.path.dirname(here)))
+from decode_layer_torch import dequant_gptq  # noqa: E402
 from time_marlin import G, marlin_mul, marlin_weight  # noqa: E402
 from timing import copy_rate, gptq_bytes, gptq_weight, graph_us, shapes, weight_sets  # noqa: E402
 import gemm_tma_kernels as tk  # noqa: E402
 
 dev = "cuda"
-
-
-def dequant(w, k, n):
-    """f32 W of a GPTQ QuantWeight: (q - z) s, nibble i of word r at row 8 r + i, the zero
-    words stored as the packed zeros less 0x11111111 (GPTQ v1; tests/python/test_gpu.py's
-    `qzeros`), so that a zero is a nibble of the stored word plus 0x11111111, carries
-    included."""
-    shifts = torch.arange(0, 32, 4, device=dev, dtype=torch.int64)
-    q = ((w.qweight.to(torch.int64).unsqueeze(1) >> shifts.view(1, 8, 1)) & 15).reshape(-1, n)[:k]
-    packed = (w.qzeros.to(torch.int64) + 0x11111111) & 0xFFFFFFFF
-    z = ((packed.unsqueeze(2) >> shifts.view(1, 1, 8)) & 15).reshape(-1, n)
-    rows = torch.arange(k, device=dev) // G
-    return (q - z[rows]).float() * w.scales.float()[rows]
 
 
 def check(y, ref):
@@ -58,7 +48,7 @@ def main():
         arrivals = torch.zeros((m + 63) // 64, (n + 63) // 64, device=dev, dtype=torch.int32)
         t = graph_us(lambda w: tk.gptq_gemm_wg32(x, w, part, arrivals, y), [(w,) for w in gw])
         tk.gptq_gemm_wg32(x, gw[0], part, arrivals, y)
-        ref = x.float() @ dequant(gw[0], k, n)
+        ref = x.float() @ dequant_gptq(gw[0].qweight, gw[0].qzeros, gw[0].scales, G).float()
         line += f", gptq_gemm_wg32 {t:.1f} ({100 * roof / t:.0f}%)" + check(y, ref)
         if n % 16 == 0 and n >= 16384:
             yh = torch.empty(m, n // 2, device=dev, dtype=torch.float16)
