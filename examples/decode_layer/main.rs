@@ -160,8 +160,8 @@ fn bench(stream: &Arc<CudaStream>, kernels: &Kernels, host: &HostWeights, w: &We
             // STACK layers in one graph, each with its weights and state, as a model's step
             // runs them: what a layer takes there, where one replay's start and end are
             // shared by the STACK layers. Then (release only) the same stack on one copy of
-            // the weights, as a graph of one layer replayed reads them: what the L2 keeps of
-            // one replay's weights for the next.
+            // the weights, as a graph of one layer replayed reads them: what reading the same
+            // weights again is worth (bench/RESULTS.md, session 74).
             let mut states = (0..STACK)
                 .map(|_| State::upload(stream, &c, &batch))
                 .collect::<Result<Vec<_>, _>>()?;
