@@ -187,7 +187,9 @@ fn the_projection_pick_changes_kernel_where_its_rule_says() {
 /// layer.rs's `ProjectionKernel::pick` picks, on every case of a grid around the rule's
 /// edges for devices of 78 to 144 SMs. python3 runs the function and the constant it reads,
 /// taken out of the file with Python's `ast` (the module itself imports torch and the
-/// kernels' packages, which this machine need not have).
+/// kernels' packages, which this machine need not have), with stand-ins for the two
+/// packages' spec constants it reads (`qk.GEMV_COLUMNS`, `dk.NARROW_COLUMNS`), given the
+/// values of the Rust modules' constants from the same specs.
 #[test]
 fn the_python_layer_picks_the_kernels_layer_rs_picks() {
     use std::io::Write;
@@ -201,7 +203,9 @@ keep = [s for s in tree.body
         or isinstance(s, ast.Assign) and [getattr(t, "id", None) for t in s.targets] == ["WARPGROUP_MIN_WEIGHTS"]]
 if len(keep) != 2:
     sys.exit(path + ": projection_kernel and WARPGROUP_MIN_WEIGHTS not found at the top level")
-scope = {}
+from types import SimpleNamespace
+scope = {"qk": SimpleNamespace(GEMV_COLUMNS=int(sys.argv[2])),
+         "dk": SimpleNamespace(NARROW_COLUMNS=int(sys.argv[3]))}
 exec(compile(ast.Module(body=keep, type_ignores=[]), path, "exec"), scope)
 # All the cases read before the first answer, so that neither side waits on a full pipe.
 for line in sys.stdin.read().splitlines():
@@ -235,7 +239,13 @@ for line in sys.stdin.read().splitlines():
         "/examples/decode_layer/decode_layer.py"
     );
     let mut python = Command::new("python3")
-        .args(["-c", RUN_PICK, script])
+        .args([
+            "-c",
+            RUN_PICK,
+            script,
+            &quant::GEMV_COLUMNS.to_string(),
+            &decode::NARROW_COLUMNS.to_string(),
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()

@@ -34,17 +34,18 @@ def projection_kernel(rows, k, n, sms, warpgroup):
     """The kernel for `rows` rows of x and weights of k x n on a device of `sms` SMs, where
     gptq_gemm_wg32 loads (`warpgroup`) or not: examples/decode_layer/layer.rs's
     `ProjectionKernel::pick`, which tests/decode_contract.rs holds this to. One row takes a
-    GEMV: quant's gptq_gemv (blocks of 128 columns) when it has a block for every SM,
-    gptq_gemv_narrow (16 columns) otherwise, in blocks of 12 warps (gptq_gemv_narrow12)
-    where those number at most twice the SMs; more rows take gptq_gemm_wg32 for 17 to 32
-    rows of the larger weights where it loads, else gptq_gemm."""
+    GEMV: quant's gptq_gemv (blocks of qk.GEMV_COLUMNS, 128) when it has a block for every
+    SM, gptq_gemv_narrow (dk.NARROW_COLUMNS, 16) otherwise, in blocks of 12 warps
+    (gptq_gemv_narrow12) where those number at most twice the SMs; more rows take
+    gptq_gemm_wg32 for 17 to 32 rows of the larger weights where it loads, else gptq_gemm."""
     if rows > 1:
         if warpgroup and 17 <= rows <= 32 and k * n >= WARPGROUP_MIN_WEIGHTS:
             return "gptq_gemm_wg32"
         return "gptq_gemm"
-    if -(-n // 128) >= sms:
+    if -(-n // qk.GEMV_COLUMNS) >= sms:
         return "gptq_gemv"
-    if -(-n // 16) <= 2 * sms:
+    # Two blocks an SM: gptq_gemv_narrow12's `min_blocks 2` (decode.ima).
+    if -(-n // dk.NARROW_COLUMNS) <= 2 * sms:
         return "gptq_gemv_narrow12"
     return "gptq_gemv_narrow"
 

@@ -396,13 +396,14 @@ pub struct Kernels {
 /// The W4A16 kernel of a projection: a GEMV for one row of x, a tensor-core GEMM for
 /// more (the GEMVs' paths for 2 to 8 rows read the weights once for each 4 rows, and
 /// from 2 rows on gptq_gemm was 1.3 to 5 times faster on the layer's shapes:
-/// bench/RESULTS.md, "The W4A16 kernels by rows of x"). Of the GEMVs, 128-column blocks
-/// (quant's `gptq_gemv`) when they number at least the device's SMs, one each (the
-/// gate/up projection: 224 blocks on an H200's 132 SMs, 20.0 us against 22.5 for
-/// 16-column blocks), else 16-column ones (`gptq_gemv_narrow`: QKV, O and down, whose
-/// 32 to 48 blocks of 128 columns would leave most SMs idle), in blocks of 12 warps
-/// (`gptq_gemv_narrow12`) where those number at most twice the SMs (O and down: 256 blocks
-/// on 132 SMs, which blocks of 8 warps would leave 16 warps an SM). Of the GEMMs, gemm_tma's
+/// bench/RESULTS.md, "The W4A16 kernels by rows of x"). Of the GEMVs, blocks of
+/// `quant::GEMV_COLUMNS` (128; quant's `gptq_gemv`) when they number at least the device's
+/// SMs, one each (the gate/up projection: 224 blocks on an H200's 132 SMs, 20.0 us against
+/// 22.5 for 16-column blocks), else of `decode::NARROW_COLUMNS` (16; `gptq_gemv_narrow`:
+/// QKV, O and down, whose 32 to 48 blocks of 128 columns would leave most SMs idle), in
+/// blocks of 12 warps (`gptq_gemv_narrow12`) where those number at most twice the SMs, the
+/// two an SM of its `min_blocks 2` (O and down: 256 blocks on 132 SMs, which blocks of 8
+/// warps would leave 16 warps an SM). Of the GEMMs, gemm_tma's
 /// `gptq_gemm_wg32` for 17 to 32 rows of weights of at least [`WARPGROUP_MIN_WEIGHTS`]
 /// where it loads, else gemm's `gptq_gemm`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -431,9 +432,9 @@ impl ProjectionKernel {
             } else {
                 ProjectionKernel::Gemm
             }
-        } else if n.div_ceil(128) >= sms {
+        } else if n.div_ceil(quant::GEMV_COLUMNS as usize) >= sms {
             ProjectionKernel::Wide
-        } else if n.div_ceil(16) <= 2 * sms {
+        } else if n.div_ceil(decode::NARROW_COLUMNS as usize) <= 2 * sms {
             ProjectionKernel::Narrow12
         } else {
             ProjectionKernel::Narrow

@@ -2600,6 +2600,7 @@ struct ImaWaitForInputs {
 namespace ima_kernel_add_rms_norm {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int NARROW_COLUMNS = 16;
 
 // The sublayer's output, added into the residual stream.
 // in x: f16[N, D]
@@ -3039,7 +3040,7 @@ __device__ __forceinline__ void body(
     const float eps,
     const red_t<I, IMA_CHECKED> red,
     const I row) {
-#line 32 "specs/decode.ima"
+#line 37 "specs/decode.ima"
 
         // A short kernel: the one after it may start at once, on what it reads early (the
         // projection's pipeline set up), in what this one leaves free.
@@ -3099,7 +3100,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 3103 "decode.cu"
+#line 3104 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3352,6 +3353,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
 namespace ima_kernel_rope_cache {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int NARROW_COLUMNS = 16;
 
 // The QKV projection's output, one row a sequence.
 // in qkv: f16[B, (HQ + 2 * HKV) * D]
@@ -3962,7 +3964,7 @@ __device__ __forceinline__ void body(
     const I BS,
     const I HKV,
     const I HQ) {
-#line 118 "specs/decode.ima"
+#line 123 "specs/decode.ima"
 
         // Thread t: head row t / (D/16) of the batch (sequence b, head hd), pair offset j.
         const I t = I(blockIdx.x) * 256 + threadIdx.x;
@@ -3993,7 +3995,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3997 "decode.cu"
+#line 3999 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4447,6 +4449,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
 namespace ima_kernel_gptq_gemv_narrow {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int NARROW_COLUMNS = 16;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -5108,7 +5111,7 @@ struct y_t {
 };
 
 // The warps' sums: [warp, row of x, column].
-// shared part: f32[8, 8, 16], row-major in dynamic shared memory
+// shared part: f32[8, 8, NARROW_COLUMNS], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -5172,12 +5175,13 @@ __device__ __forceinline__ void body(
     const I NY,
     const part_t<I, IMA_CHECKED> part,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
-#line 182 "specs/decode.ima"
+#line 187 "specs/decode.ima"
 
-        static_assert(GATE_UP_UNIT == 8, "a block's 16 columns are one unit of gate and one of up");
+        static_assert(NARROW_COLUMNS == 4 * 4 && NARROW_COLUMNS == 2 * GATE_UP_UNIT,
+                      "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
         ima_gptq_gemv_narrow<8>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 5181 "decode.cu"
+#line 5185 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5469,6 +5473,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
 namespace ima_kernel_gptq_gemv_narrow12 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int NARROW_COLUMNS = 16;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -6127,7 +6132,7 @@ struct y_t {
 };
 
 // The warps' sums: [warp, row of x, column].
-// shared part: f32[12, 8, 16], row-major in dynamic shared memory
+// shared part: f32[12, 8, NARROW_COLUMNS], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -6191,12 +6196,13 @@ __device__ __forceinline__ void body(
     const I NY,
     const part_t<I, IMA_CHECKED> part,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
-#line 203 "specs/decode.ima"
+#line 209 "specs/decode.ima"
 
-        static_assert(GATE_UP_UNIT == 8, "a block's 16 columns are one unit of gate and one of up");
+        static_assert(NARROW_COLUMNS == 4 * 4 && NARROW_COLUMNS == 2 * GATE_UP_UNIT,
+                      "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
         ima_gptq_gemv_narrow<12>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 6200 "decode.cu"
+#line 6206 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -18,6 +18,9 @@ pub const SPEC_FILE: &str = "specs/decode.ima";
 /// The spec's `const GATE_UP_UNIT = 8`.
 pub const GATE_UP_UNIT: i64 = 8;
 
+/// The spec's `const NARROW_COLUMNS = 16`.
+pub const NARROW_COLUMNS: i64 = 16;
+
 /// Every kernel of `specs/decode.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub add_rms_norm: AddRmsNorm,
@@ -99,7 +102,7 @@ impl Kernels {
 /// pass's loads. Columns past those are read again in the second pass. `min_blocks 4`
 /// leaves the 64 registers that takes (with 32, it spilled).
 ///
-/// Declared at `specs/decode.ima:19`.
+/// Declared at `specs/decode.ima:24`.
 pub struct AddRmsNorm {
     kernel: ima::Kernel,
 }
@@ -166,7 +169,7 @@ pub struct AddRmsNormArgs<'a, X: ima::ReadTensor<ima::half::f16>, Residual: ima:
 pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
     name: "add_rms_norm",
     signature: "add_rms_norm(x: f16[N,D], residual: f16[N,D], w: f16[D], y: f16[N,D], eps: f32)",
-    location: "specs/decode.ima:19",
+    location: "specs/decode.ima:24",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -268,7 +271,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
 /// padding slot of -1. A position outside `0 .. MAXPOS` is reported and reads as 0; a
 /// slot outside the caches is reported and skipped. A raw grid: the body guards itself.
 ///
-/// Declared at `specs/decode.ima:102`.
+/// Declared at `specs/decode.ima:107`.
 pub struct RopeCache {
     kernel: ima::Kernel,
 }
@@ -353,7 +356,7 @@ pub struct RopeCacheArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions: im
 pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
     name: "rope_cache",
     signature: "rope_cache(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])",
-    location: "specs/decode.ima:102",
+    location: "specs/decode.ima:107",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
@@ -511,7 +514,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 /// `GATE_UP_UNIT`, a block's 16 columns being 8 of gate and the same 8 of up, and
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/decode.ima:170`.
+/// Declared at `specs/decode.ima:175`.
 pub struct GptqGemvNarrow {
     kernel: ima::Kernel,
 }
@@ -582,7 +585,7 @@ pub struct GptqGemvNarrowArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Wr
 pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow",
     signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/decode.ima:170",
+    location: "specs/decode.ima:175",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -699,7 +702,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
-                ima::Extent { text: "16", expr: ima::Expr::Const(16) },
+                ima::Extent { text: "NARROW_COLUMNS", expr: ima::Expr::Const(16) },
             ],
             align: 16,
         },
@@ -721,7 +724,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
 /// layer's graph at B = 1 took 56.5 to 56.6 µs against 57.2 with gptq_gemv_narrow there,
 /// 66.6 against 69.0 deferred (bench/RESULTS.md, session 70).
 ///
-/// Declared at `specs/decode.ima:194`.
+/// Declared at `specs/decode.ima:200`.
 pub struct GptqGemvNarrow12 {
     kernel: ima::Kernel,
 }
@@ -792,7 +795,7 @@ pub struct GptqGemvNarrow12Args<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::
 pub static GPTQ_GEMV_NARROW12: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow12",
     signature: "gptq_gemv_narrow12(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/decode.ima:194",
+    location: "specs/decode.ima:200",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -909,7 +912,7 @@ pub static GPTQ_GEMV_NARROW12: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "12", expr: ima::Expr::Const(12) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
-                ima::Extent { text: "16", expr: ima::Expr::Const(16) },
+                ima::Extent { text: "NARROW_COLUMNS", expr: ima::Expr::Const(16) },
             ],
             align: 16,
         },

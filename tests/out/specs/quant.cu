@@ -2597,6 +2597,7 @@ struct ImaWaitForInputs {
 namespace ima_kernel_gptq_dequant {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int GEMV_COLUMNS = 128;
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
@@ -3280,7 +3281,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3284 "quant.cu"
+#line 3285 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3474,6 +3475,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
 namespace ima_kernel_gptq_dequant_any_n {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int GEMV_COLUMNS = 128;
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
@@ -4070,7 +4072,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4074 "quant.cu"
+#line 4076 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4269,6 +4271,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
 namespace ima_kernel_gptq_act_order_dequant {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int GEMV_COLUMNS = 128;
 
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored plain, act-order g_idx with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N], g_idx i32[K].
@@ -4737,7 +4740,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4741 "quant.cu"
+#line 4744 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4997,6 +5000,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
 namespace ima_kernel_awq_dequant {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int GEMV_COLUMNS = 128;
 
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
 // Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
@@ -5454,7 +5458,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5458 "quant.cu"
+#line 5462 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5648,6 +5652,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
 namespace ima_kernel_awq_dequant_any_n {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int GEMV_COLUMNS = 128;
 
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
 // Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
@@ -6027,7 +6032,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6031 "quant.cu"
+#line 6036 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6209,6 +6214,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
 namespace ima_kernel_int8_dequant {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int GEMV_COLUMNS = 128;
 
 // in w: q8[K, N] q8, symmetric with group G
 // Buffers: qweight i8[K, N], scales f16[ceil(K / G), N].
@@ -6343,7 +6349,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6347 "quant.cu"
+#line 6353 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6526,7 +6532,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 
 // ---------------------------------------------------------------------------------------
 // gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,NY])
-// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 128 columns:
+// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers GEMV_COLUMNS (128):
 // 32 threads across take 4 columns each (one 16-byte load of qweight per packed row, so
 // that a warp reads 512 contiguous bytes of it), 8 threads down split K between them, for
 // M = 1 in tiles of 64 rows, 8 packed rows a tile (whose loads ptxas splits, 5 rows and
@@ -6542,6 +6548,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
 namespace ima_kernel_gptq_gemv {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int GEMV_COLUMNS = 128;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -7203,7 +7210,7 @@ struct y_t {
 };
 
 // Partial sums: [slice of K, row of x, column].
-// shared part: f32[8, 8, 128], row-major in dynamic shared memory
+// shared part: f32[8, 8, GEMV_COLUMNS], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -7267,9 +7274,10 @@ __device__ __forceinline__ void body(
     const I NY,
     const part_t<I, IMA_CHECKED> part,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
-#line 128 "specs/quant.ima"
+#line 132 "specs/quant.ima"
 
-        const I n = I(blockIdx.x) * 128 + threadIdx.x * 4;
+        static_assert(GEMV_COLUMNS == 32 * 4, "a block's 32 threads across take 4 columns each");
+        const I n = I(blockIdx.x) * GEMV_COLUMNS + threadIdx.x * 4;
         // Packed rows a whole tile of the one-row pass, which the first tile's request
         // before the wait asks L2 for.
         constexpr int R = 8;
@@ -7329,12 +7337,12 @@ __device__ __forceinline__ void body(
             for (I m0 = 0; m0 < M; m0 += 4) accumulate(ImaConst<4>{}, m0);
         }
         __syncthreads();
-        // M x 128 sums of 8 slices each, by the block's 256 threads; fused, M x 64 outputs,
-        // output c of the block from its gate column cg (unit c / U of gate, U =
-        // GATE_UP_UNIT) and up's cg + U.
-        static_assert(128 % (2 * GATE_UP_UNIT) == 0, "a block's 128 columns are whole units of gate and of up");
+        // M x GEMV_COLUMNS sums of 8 slices each, by the block's 256 threads; fused, half as
+        // many outputs, output c of the block from its gate column cg (unit c / U of gate,
+        // U = GATE_UP_UNIT) and up's cg + U.
+        static_assert(GEMV_COLUMNS % (2 * GATE_UP_UNIT) == 0, "a block's columns are whole units of gate and of up");
         const bool fused = NY != N;
-        const int outs = fused ? 64 : 128;
+        const int outs = fused ? GEMV_COLUMNS / 2 : GEMV_COLUMNS;
         for (I o = I(threadIdx.y) * 32 + threadIdx.x; o < M * outs; o += 256) {
             const I m = o / outs, c = o % outs, col = I(blockIdx.x) * outs + c;
             if (col < NY) {
@@ -7352,7 +7360,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7356 "quant.cu"
+#line 7364 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7639,6 +7647,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
 namespace ima_kernel_awq_gemv {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
+[[maybe_unused]] constexpr int GEMV_COLUMNS = 128;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -8024,13 +8033,13 @@ __device__ __forceinline__ void body(
     const I G,
     const I m,
     const I n) {
-#line 220 "specs/quant.ima"
+#line 225 "specs/quant.ima"
 
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8034 "quant.cu"
+#line 8043 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -18,6 +18,9 @@ pub const SPEC_FILE: &str = "specs/quant.ima";
 /// The spec's `const GATE_UP_UNIT = 8`.
 pub const GATE_UP_UNIT: i64 = 8;
 
+/// The spec's `const GEMV_COLUMNS = 128`.
+pub const GEMV_COLUMNS: i64 = 128;
+
 /// Every kernel of `specs/quant.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub gptq_dequant: GptqDequant,
@@ -1159,7 +1162,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 
 /// `gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,NY])`
 ///
-/// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers 128 columns:
+/// W4A16 GEMV/GEMM for small M: y = x · W, W in GPTQ int4. A block covers GEMV_COLUMNS (128):
 /// 32 threads across take 4 columns each (one 16-byte load of qweight per packed row, so
 /// that a warp reads 512 contiguous bytes of it), 8 threads down split K between them, for
 /// M = 1 in tiles of 64 rows, 8 packed rows a tile (whose loads ptxas splits, 5 rows and
@@ -1173,7 +1176,7 @@ pub static INT8_DEQUANT: ima::KernelContract = ima::KernelContract {
 /// f32 with one rounding. (Its M > 1 path reads the weights once for each 4 rows of x:
 /// from 2 rows on, specs/gemm.ima's gptq_gemm is faster, bench/RESULTS.md.)
 ///
-/// Declared at `specs/quant.ima:116`.
+/// Declared at `specs/quant.ima:120`.
 pub struct GptqGemv {
     kernel: ima::Kernel,
 }
@@ -1244,7 +1247,7 @@ pub struct GptqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTen
 pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv",
     signature: "gptq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/quant.ima:116",
+    location: "specs/quant.ima:120",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -1361,7 +1364,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
             dims: &[
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
-                ima::Extent { text: "128", expr: ima::Expr::Const(128) },
+                ima::Extent { text: "GEMV_COLUMNS", expr: ima::Expr::Const(128) },
             ],
             align: 16,
         },
@@ -1378,7 +1381,7 @@ pub static GPTQ_GEMV: ima::KernelContract = ima::KernelContract {
 ///
 /// W4A16 GEMV/GEMM for small M: y = x · W, W in AWQ int4.
 ///
-/// Declared at `specs/quant.ima:215`.
+/// Declared at `specs/quant.ima:220`.
 pub struct AwqGemv {
     kernel: ima::Kernel,
 }
@@ -1449,7 +1452,7 @@ pub struct AwqGemvArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::WriteTens
 pub static AWQ_GEMV: ima::KernelContract = ima::KernelContract {
     name: "awq_gemv",
     signature: "awq_gemv(x: f16[M,K], w: q4[K,N], y: f16[M,N])",
-    location: "specs/quant.ima:215",
+    location: "specs/quant.ima:220",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
