@@ -188,8 +188,9 @@ fn the_projection_pick_changes_kernel_where_its_rule_says() {
 /// edges for devices of 78 to 144 SMs. python3 runs the function and the constant it reads,
 /// taken out of the file with Python's `ast` (the module itself imports torch and the
 /// kernels' packages, which this machine need not have), with stand-ins for the two
-/// packages' spec constants it reads (`qk.GEMV_COLUMNS`, `dk.NARROW_COLUMNS`), given the
-/// values of the Rust modules' constants from the same specs.
+/// packages' spec constants it reads (`qk.GEMV_COLUMNS`, `dk.NARROW_COLUMNS`,
+/// `dk.NARROW12_BLOCKS_AN_SM`), given the values of the Rust modules' constants from the
+/// same specs.
 #[test]
 fn the_python_layer_picks_the_kernels_layer_rs_picks() {
     use std::io::Write;
@@ -205,7 +206,8 @@ if len(keep) != 2:
     sys.exit(path + ": projection_kernel and WARPGROUP_MIN_WEIGHTS not found at the top level")
 from types import SimpleNamespace
 scope = {"qk": SimpleNamespace(GEMV_COLUMNS=int(sys.argv[2])),
-         "dk": SimpleNamespace(NARROW_COLUMNS=int(sys.argv[3]))}
+         "dk": SimpleNamespace(NARROW_COLUMNS=int(sys.argv[3]),
+                               NARROW12_BLOCKS_AN_SM=int(sys.argv[4]))}
 exec(compile(ast.Module(body=keep, type_ignores=[]), path, "exec"), scope)
 # All the cases read before the first answer, so that neither side waits on a full pipe.
 for line in sys.stdin.read().splitlines():
@@ -245,6 +247,7 @@ for line in sys.stdin.read().splitlines():
             script,
             &quant::GEMV_COLUMNS.to_string(),
             &decode::NARROW_COLUMNS.to_string(),
+            &decode::NARROW12_BLOCKS_AN_SM.to_string(),
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

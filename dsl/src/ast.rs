@@ -187,10 +187,12 @@ pub struct Param {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
     pub kind: LaunchKind,
-    /// `threads N`: threads per block.
-    pub threads: Option<(u64, Span)>,
+    /// `threads N`: threads per block. This number, `min_blocks`'s and the block's and
+    /// cluster's extents are constant expressions (numbers and the spec's `const`s), which
+    /// the checker folds.
+    pub threads: Option<Expr>,
     /// `min_blocks N`: blocks each SM must hold at once (`__launch_bounds__`).
-    pub min_blocks: Option<(u64, Span)>,
+    pub min_blocks: Option<Expr>,
     pub span: Span,
 }
 
@@ -211,9 +213,9 @@ pub enum LaunchKind {
     /// `launch grid(X) block(256) cluster(4)` runs the blocks in thread-block clusters.
     Grid {
         grid: Vec<Expr>,
-        block: Vec<(u64, Span)>,
+        block: Vec<Expr>,
         /// `cluster(x, y, z)`: its extents, and the whole clause's span.
-        cluster: Option<(Vec<(u64, Span)>, Span)>,
+        cluster: Option<(Vec<Expr>, Span)>,
         resident: Resident,
     },
 }

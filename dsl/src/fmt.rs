@@ -412,11 +412,9 @@ fn launch(l: &Launch) -> String {
             cluster,
             resident,
         } => {
-            let block: Vec<u64> = block.iter().map(|b| b.0).collect();
-            let (grid, block) = (list(grid), list(&block));
+            let (grid, block) = (list(grid), list(block));
             let cluster = cluster.as_ref().map_or(String::new(), |(dims, _)| {
-                let dims: Vec<u64> = dims.iter().map(|d| d.0).collect();
-                format!(" cluster({})", list(&dims))
+                format!(" cluster({})", list(dims))
             });
             match resident {
                 Resident::No => format!("grid({grid}) block({block}){cluster}"),
@@ -425,10 +423,10 @@ fn launch(l: &Launch) -> String {
             }
         }
     };
-    if let Some((n, _)) = l.threads {
+    if let Some(n) = &l.threads {
         s.push_str(&format!(" threads {n}"));
     }
-    if let Some((n, _)) = l.min_blocks {
+    if let Some(n) = &l.min_blocks {
         s.push_str(&format!(" min_blocks {n}"));
     }
     s
@@ -461,6 +459,13 @@ mod tests {
         let want = "kernel k {\n    inout f: i32[N]\n    launch persistent(2 * N) block(512)\n    body {}\n}\n";
         assert_eq!(fmt(messy), want);
         assert_eq!(fmt(want), want);
+    }
+
+    #[test]
+    fn writes_the_launch_numbers_as_expressions() {
+        let messy = "const W=4\nkernel k{inout f:i32[N]\nlaunch grid( N )block(32,W*2)cluster( W/2 ) min_blocks W-2 body {}}";
+        let want = "const W = 4\n\nkernel k {\n    inout f: i32[N]\n    launch grid(N) block(32, W * 2) cluster(W / 2) min_blocks W - 2\n    body {}\n}\n";
+        assert_eq!(format(messy).unwrap(), want);
     }
 
     #[test]

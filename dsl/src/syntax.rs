@@ -61,7 +61,7 @@ fn rule_name(rule: &Rule) -> String {
         Rule::launch | Rule::kw_launch => "`launch`",
         Rule::launch_over | Rule::blocks => "`over` or `blocks over`",
         Rule::launch_grid | Rule::kw_grid => "`grid(...)`",
-        Rule::kw_block => "`block(...)`",
+        Rule::block_dims | Rule::kw_block => "`block(...)`",
         Rule::resident => "`resident`",
         Rule::cluster | Rule::kw_cluster => "`cluster(...)`",
         Rule::launch_persistent | Rule::kw_persistent => "`persistent(...)`",
@@ -443,13 +443,11 @@ fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
                 for q in children(p) {
                     match q.as_rule() {
                         Rule::expr => grid.push(expr(q, diags)),
-                        Rule::int => block.push((int_value(&q, diags) as u64, span(&q))),
+                        Rule::block_dims => block = children(q).map(|n| expr(n, diags)).collect(),
                         Rule::resident => resident = Resident::Whole,
                         Rule::cluster => {
                             let sp = span(&q);
-                            let dims = children(q)
-                                .map(|n| (int_value(&n, diags) as u64, span(&n)))
-                                .collect();
+                            let dims = children(q).map(|n| expr(n, diags)).collect();
                             cluster = Some((dims, sp));
                         }
                         r => unreachable!("launch grid has no {r:?}"),
@@ -464,13 +462,13 @@ fn launch(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Launch {
             }
             Rule::threads => {
                 let n = children(p).next().expect("grammar: threads has a number");
-                threads = Some((int_value(&n, diags) as u64, span(&n)));
+                threads = Some(expr(n, diags));
             }
             Rule::min_blocks => {
                 let n = children(p)
                     .next()
                     .expect("grammar: min_blocks has a number");
-                min_blocks = Some((int_value(&n, diags) as u64, span(&n)));
+                min_blocks = Some(expr(n, diags));
             }
             r => unreachable!("launch has no {r:?}"),
         }

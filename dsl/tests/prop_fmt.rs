@@ -371,7 +371,7 @@ impl Gen {
             self.tok(")");
             self.tok("block");
             self.tok("(");
-            self.one_of(&["512", "32, 8"]);
+            self.one_of(&["512", "32, 8", "32 * W"]);
             self.tok(")");
             self.cluster();
         } else {
@@ -381,7 +381,7 @@ impl Gen {
             self.tok(")");
             self.tok("block");
             self.tok("(");
-            self.one_of(&["32", "32, 8", "8, 8, 4"]);
+            self.one_of(&["32", "32, 8", "8, 8, 4", "32, (W + 1) * 2"]);
             self.tok(")");
             self.cluster();
             if self.rng.chance(30) {
@@ -390,11 +390,11 @@ impl Gen {
         }
         if self.rng.chance(30) {
             self.tok("threads");
-            self.one_of(&["128", "0", "4096"]);
+            self.one_of(&["128", "0", "4096", "W * 32"]);
         }
         if self.rng.chance(20) {
             self.tok("min_blocks");
-            self.one_of(&["2", "0", "64"]);
+            self.one_of(&["2", "0", "64", "W / 2"]);
         }
     }
 
@@ -403,7 +403,7 @@ impl Gen {
         if self.rng.chance(25) {
             self.tok("cluster");
             self.tok("(");
-            self.one_of(&["2", "4, 1", "2, 2, 2", "0", "16"]);
+            self.one_of(&["2", "4, 1", "2, 2, 2", "0", "16", "W - 2, 1"]);
             self.tok(")");
         }
     }

@@ -36,16 +36,16 @@ def projection_kernel(rows, k, n, sms, warpgroup):
     `ProjectionKernel::pick`, which tests/decode_contract.rs holds this to. One row takes a
     GEMV: quant's gptq_gemv (blocks of qk.GEMV_COLUMNS, 128) when it has a block for every
     SM, gptq_gemv_narrow (dk.NARROW_COLUMNS, 16) otherwise, in blocks of 12 warps
-    (gptq_gemv_narrow12) where those number at most twice the SMs; more rows take
-    gptq_gemm_wg32 for 17 to 32 rows of the larger weights where it loads, else gptq_gemm."""
+    (gptq_gemv_narrow12) where those fill at most one wave of dk.NARROW12_BLOCKS_AN_SM (2) an
+    SM; more rows take gptq_gemm_wg32 for 17 to 32 rows of the larger weights where it
+    loads, else gptq_gemm."""
     if rows > 1:
         if warpgroup and 17 <= rows <= 32 and k * n >= WARPGROUP_MIN_WEIGHTS:
             return "gptq_gemm_wg32"
         return "gptq_gemm"
     if -(-n // qk.GEMV_COLUMNS) >= sms:
         return "gptq_gemv"
-    # Two blocks an SM: gptq_gemv_narrow12's `min_blocks 2` (decode.ima).
-    if -(-n // dk.NARROW_COLUMNS) <= 2 * sms:
+    if -(-n // dk.NARROW_COLUMNS) <= dk.NARROW12_BLOCKS_AN_SM * sms:
         return "gptq_gemv_narrow12"
     return "gptq_gemv_narrow"
 

@@ -401,9 +401,9 @@ pub struct Kernels {
 /// SMs, one each (the gate/up projection: 224 blocks on an H200's 132 SMs, 20.0 us against
 /// 22.5 for 16-column blocks), else of `decode::NARROW_COLUMNS` (16; `gptq_gemv_narrow`:
 /// QKV, O and down, whose 32 to 48 blocks of 128 columns would leave most SMs idle), in
-/// blocks of 12 warps (`gptq_gemv_narrow12`) where those number at most twice the SMs, the
-/// two an SM of its `min_blocks 2` (O and down: 256 blocks on 132 SMs, which blocks of 8
-/// warps would leave 16 warps an SM). Of the GEMMs, gemm_tma's
+/// blocks of 12 warps (`gptq_gemv_narrow12`) where those fill at most one wave of
+/// `decode::NARROW12_BLOCKS_AN_SM` (2, its `min_blocks`) an SM (O and down: 256 blocks on
+/// 132 SMs, which blocks of 8 warps would leave 16 warps an SM). Of the GEMMs, gemm_tma's
 /// `gptq_gemm_wg32` for 17 to 32 rows of weights of at least [`WARPGROUP_MIN_WEIGHTS`]
 /// where it loads, else gemm's `gptq_gemm`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -434,7 +434,9 @@ impl ProjectionKernel {
             }
         } else if n.div_ceil(quant::GEMV_COLUMNS as usize) >= sms {
             ProjectionKernel::Wide
-        } else if n.div_ceil(decode::NARROW_COLUMNS as usize) <= 2 * sms {
+        } else if n.div_ceil(decode::NARROW_COLUMNS as usize)
+            <= decode::NARROW12_BLOCKS_AN_SM as usize * sms
+        {
             ProjectionKernel::Narrow12
         } else {
             ProjectionKernel::Narrow

@@ -2588,7 +2588,8 @@ struct ImaWaitForInputs {
 
 // ---------------------------------------------------------------------------------------
 // row_sums(x: f32[N,D], s: f32[N,1])
-// Per-row sums with a block per row, then a raw-grid fill.
+// Per-row sums with a block per row (W warps, whose sums `part` holds), then a raw-grid
+// fill.
 namespace ima_kernel_row_sums {
 
 [[maybe_unused]] constexpr int W = 4;
@@ -2712,7 +2713,7 @@ __device__ __forceinline__ void body(
     const I D,
     const part_t<I, IMA_CHECKED> part,
     const I n) {
-#line 9 "tests/in/launch_forms.ima"
+#line 10 "tests/in/launch_forms.ima"
 
         float acc = 0.f;
         for (I d = threadIdx.x; d < D; d += blockDim.x) acc += x(n, d);
@@ -2721,7 +2722,7 @@ __device__ __forceinline__ void body(
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
     
-#line 2725 "launch_forms.cu"
+#line 2726 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2924,7 +2925,7 @@ template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void body(
     const flags_t<I, IMA_CHECKED> flags,
     const I N) {
-#line 26 "tests/in/launch_forms.ima"
+#line 27 "tests/in/launch_forms.ima"
 
         const I b = blockIdx.x;
         if (threadIdx.x == 0) {
@@ -2933,7 +2934,7 @@ __device__ __forceinline__ void body(
             atomicExch(&flags(b), 1);
         }
     
-#line 2937 "launch_forms.cu"
+#line 2938 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3081,7 +3082,7 @@ __device__ __forceinline__ void body(
     const arrived_t<I, IMA_CHECKED> arrived,
     const seen_t<I, IMA_CHECKED> seen,
     const I N) {
-#line 44 "tests/in/launch_forms.ima"
+#line 45 "tests/in/launch_forms.ima"
 
         if (threadIdx.x == 0) {
             atomicAdd(&arrived(0), 1);
@@ -3089,7 +3090,7 @@ __device__ __forceinline__ void body(
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
     
-#line 3093 "launch_forms.cu"
+#line 3094 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3302,12 +3303,12 @@ __device__ __forceinline__ void body(
     const y_t<I, IMA_CHECKED> y,
     const I N,
     const I M) {
-#line 58 "tests/in/launch_forms.ima"
+#line 59 "tests/in/launch_forms.ima"
 
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
     
-#line 3311 "launch_forms.cu"
+#line 3312 "launch_forms.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -90,9 +90,10 @@ impl Kernels {
 
 /// `row_sums(x: f32[N,D], s: f32[N,1])`
 ///
-/// Per-row sums with a block per row, then a raw-grid fill.
+/// Per-row sums with a block per row (W warps, whose sums `part` holds), then a raw-grid
+/// fill.
 ///
-/// Declared at `tests/in/launch_forms.ima:4`.
+/// Declared at `tests/in/launch_forms.ima:5`.
 pub struct RowSums {
     kernel: ima::Kernel,
 }
@@ -153,7 +154,7 @@ pub struct RowSumsArgs<'a, X: ima::ReadTensor<f32>, S: ima::WriteTensor<f32>> {
 pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
     name: "row_sums",
     signature: "row_sums(x: f32[N,D], s: f32[N,1])",
-    location: "tests/in/launch_forms.ima:4",
+    location: "tests/in/launch_forms.ima:5",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -220,7 +221,7 @@ pub static ROW_SUMS: ima::KernelContract = ima::KernelContract {
 /// start. `resident` launches every block at once (cooperatively), and refuses a grid the
 /// device cannot hold.
 ///
-/// Declared at `tests/in/launch_forms.ima:23`.
+/// Declared at `tests/in/launch_forms.ima:24`.
 pub struct Handoff {
     kernel: ima::Kernel,
 }
@@ -279,7 +280,7 @@ pub struct HandoffArgs<'a, Flags: ima::WriteTensor<i32>> {
 pub static HANDOFF: ima::KernelContract = ima::KernelContract {
     name: "handoff",
     signature: "handoff(flags: i32[N])",
-    location: "tests/in/launch_forms.ima:23",
+    location: "tests/in/launch_forms.ima:24",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
     ],
@@ -320,7 +321,7 @@ pub static HANDOFF: ima::KernelContract = ima::KernelContract {
 /// grid barrier, which needs every block resident), then writes the grid's size to rows b,
 /// b + gridDim.x, ... of `seen`.
 ///
-/// Declared at `tests/in/launch_forms.ima:40`.
+/// Declared at `tests/in/launch_forms.ima:41`.
 pub struct GatherAll {
     kernel: ima::Kernel,
 }
@@ -381,7 +382,7 @@ pub struct GatherAllArgs<'a, Arrived: ima::WriteTensor<i32>, Seen: ima::WriteTen
 pub static GATHER_ALL: ima::KernelContract = ima::KernelContract {
     name: "gather_all",
     signature: "gather_all(arrived: i32[1], seen: i32[N])",
-    location: "tests/in/launch_forms.ima:40",
+    location: "tests/in/launch_forms.ima:41",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 1, dim: 0 } },
     ],
@@ -431,7 +432,7 @@ pub static GATHER_ALL: ima::KernelContract = ima::KernelContract {
 
 /// `fill(src: f32[N], y: f32[N,M])`
 ///
-/// Declared at `tests/in/launch_forms.ima:53`.
+/// Declared at `tests/in/launch_forms.ima:54`.
 pub struct Fill {
     kernel: ima::Kernel,
 }
@@ -492,7 +493,7 @@ pub struct FillArgs<'a, Src: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
 pub static FILL: ima::KernelContract = ima::KernelContract {
     name: "fill",
     signature: "fill(src: f32[N], y: f32[N,M])",
-    location: "tests/in/launch_forms.ima:53",
+    location: "tests/in/launch_forms.ima:54",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 1, dim: 1 } },

@@ -182,18 +182,21 @@ check_errors! {
     SharedTooLarge { name: String, total: u64, bytes: u64, span: Span },
 
     // The launch.
+    /// A number of the launch (`block`, `cluster`, `threads`, `min_blocks`) that names a
+    /// symbol or param: the block's shape is fixed when the module is built.
+    LaunchNotConstant { what: &'static str, text: String, span: Span },
     /// `threads N` outside 1 to 1024.
-    ThreadsOutOfRange { threads: u64, span: Span },
+    ThreadsOutOfRange { threads: i64, span: Span },
     /// `threads N` with `launch grid(...) block(...)`.
     ThreadsWithGrid { span: Span },
     /// A `block(...)` dimension outside 1 to 1024.
-    BlockDimOutOfRange { dim: u64, span: Span },
+    BlockDimOutOfRange { dim: i64, span: Span },
     /// A `block(...)` of more than 1024 threads.
     BlockTooLarge { threads: u64, span: Span },
-    /// `min_blocks N` that no SM can hold (or 0).
-    MinBlocks { min_blocks: u64, threads: u64, span: Span },
-    /// A `cluster(...)` extent of 0, or clusters of more than 8 blocks.
-    ClusterSize { dims: Vec<u64>, span: Span },
+    /// `min_blocks N` that no SM can hold (or below 1).
+    MinBlocks { min_blocks: i64, threads: u64, span: Span },
+    /// A `cluster(...)` extent below 1, or clusters of more than 8 blocks.
+    ClusterSize { dims: Vec<i64>, span: Span },
     /// A `cluster(...)` of more extents than the grid has.
     ClusterRank { cluster: usize, grid: usize, span: Span },
     /// `cluster(...)` with `resident` or `persistent`.
@@ -712,6 +715,15 @@ impl CheckError {
                 format!("`{name}` alone can take {bytes} bytes"),
             )
             .with_help("tighten the `where` bounds on its extents, or tile the work"),
+            LaunchNotConstant { what, text, span } => Diagnostic::error(
+                format!("`{what}` takes a constant"),
+                *span,
+                format!("`{text}` names a symbol or param, known only at a launch"),
+            )
+            .with_help(
+                "the block's shape is the entry points' `__launch_bounds__`, fixed when the \
+                 module is built: use numbers and the spec's `const`s",
+            ),
             ThreadsOutOfRange { threads, span } => Diagnostic::error(
                 format!("{threads} threads per block"),
                 *span,
@@ -740,7 +752,7 @@ impl CheckError {
             } => Diagnostic::error(
                 format!("`min_blocks {min_blocks}` with blocks of {threads} threads"),
                 *span,
-                if *min_blocks == 0 {
+                if *min_blocks < 1 {
                     "at least 1"
                 } else {
                     "no SM holds that many"
@@ -751,18 +763,24 @@ impl CheckError {
                 (2048 / threads).min(32)
             )),
             ClusterSize { dims, span } => {
-                let blocks: u64 = dims.iter().product();
+                let shape = dims
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" x ");
+                // Blocks in a cluster, said where the extents are not negative.
+                let blocks = match dims.iter().try_fold(1i64, |a, &d| a.checked_mul(d)) {
+                    _ if dims.iter().any(|&d| d < 0) => String::new(),
+                    Some(b) => format!(" ({b} blocks)"),
+                    None => " (more blocks than an i64 holds)".to_string(),
+                };
                 Diagnostic::error(
-                    format!(
-                        "clusters of {} ({blocks} blocks)",
-                        dims.iter()
-                            .map(u64::to_string)
-                            .collect::<Vec<_>>()
-                            .join(" x ")
-                    ),
+                    format!("clusters of {shape}{blocks}"),
                     *span,
                     if dims.contains(&0) {
                         "an extent of 0"
+                    } else if dims.iter().any(|&d| d < 0) {
+                        "a negative extent"
                     } else {
                         "more than 8 blocks"
                     },

@@ -4,6 +4,7 @@
 use super::{CheckError, DEFAULT_BLOCK, KernelChecker, Scope, check_reserved, duplicate};
 use crate::ast::{self, Role, Span};
 use crate::ir;
+use ima_contract::NotConst;
 use std::collections::HashMap;
 
 impl KernelChecker<'_> {
@@ -16,12 +17,13 @@ impl KernelChecker<'_> {
         names: &HashMap<&str, Span>,
     ) -> Option<(ir::Launch, [u32; 3], u32)> {
         let (launch, block) = self.launch_shape(l, tensors, scope, names)?;
-        let Some((n, span)) = l.min_blocks else {
+        let Some(min_blocks) = &l.min_blocks else {
             return Some((launch, block, 1));
         };
+        let (n, span) = self.launch_number(min_blocks, "min_blocks", scope)?;
         // sm_90 holds at most 2048 threads and 32 blocks per SM.
         let threads: u64 = block.iter().map(|&b| u64::from(b)).product();
-        if n == 0 || n > 32 || n * threads > 2048 {
+        if !(1..=32).contains(&n) || n as u64 * threads > 2048 {
             self.error(CheckError::MinBlocks {
                 min_blocks: n,
                 threads,
@@ -39,13 +41,15 @@ impl KernelChecker<'_> {
         scope: &Scope,
         names: &HashMap<&str, Span>,
     ) -> Option<(ir::Launch, [u32; 3])> {
-        let threads = match l.threads {
+        let threads = match &l.threads {
             None => None,
-            Some((n, span)) if (1..=1024).contains(&n) => Some((n as u32, span)),
-            Some((n, span)) => {
-                self.error(CheckError::ThreadsOutOfRange { threads: n, span });
-                return None;
-            }
+            Some(e) => match self.launch_number(e, "threads", scope)? {
+                (n, span) if (1..=1024).contains(&n) => Some((n as u32, span)),
+                (n, span) => {
+                    self.error(CheckError::ThreadsOutOfRange { threads: n, span });
+                    return None;
+                }
+            },
         };
         match &l.kind {
             ast::LaunchKind::Over {
@@ -80,7 +84,8 @@ impl KernelChecker<'_> {
                     .into_iter()
                     .collect::<Option<_>>()?;
                 let mut dims = [1u32; 3];
-                for (d, &(n, span)) in block.iter().enumerate() {
+                for (d, e) in block.iter().enumerate() {
+                    let (n, span) = self.launch_number(e, "block", scope)?;
                     if !(1..=1024).contains(&n) {
                         self.error(CheckError::BlockDimOutOfRange { dim: n, span });
                         return None;
@@ -89,7 +94,7 @@ impl KernelChecker<'_> {
                 }
                 let total: u64 = dims.iter().map(|&d| u64::from(d)).product();
                 if total > 1024 {
-                    let span = Span::new(block[0].1.start, block[block.len() - 1].1.end);
+                    let span = Span::new(block[0].span.start, block[block.len() - 1].span.end);
                     self.error(CheckError::BlockTooLarge {
                         threads: total,
                         span,
@@ -100,7 +105,13 @@ impl KernelChecker<'_> {
                 let cluster = match cluster {
                     None => None,
                     Some((extents, span)) => {
-                        Some(self.cluster(extents, *span, grid.len(), resident)?)
+                        let extents = extents
+                            .iter()
+                            .map(|e| self.launch_number(e, "cluster", scope))
+                            .collect::<Vec<_>>()
+                            .into_iter()
+                            .collect::<Option<Vec<_>>>()?;
+                        Some(self.cluster(&extents, *span, grid.len(), resident)?)
                     }
                 };
                 Some((
@@ -119,7 +130,7 @@ impl KernelChecker<'_> {
     /// than the grid's, on a plain grid (a cooperative launch of clusters is not supported).
     fn cluster(
         &mut self,
-        extents: &[(u64, Span)],
+        extents: &[(i64, Span)],
         span: Span,
         grid_dims: usize,
         resident: ast::Resident,
@@ -131,9 +142,9 @@ impl KernelChecker<'_> {
             });
             return None;
         }
-        let dims: Vec<u64> = extents.iter().map(|e| e.0).collect();
-        let blocks = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-        if dims.contains(&0) || blocks.is_none_or(|b| b > 8) {
+        let dims: Vec<i64> = extents.iter().map(|e| e.0).collect();
+        let blocks = dims.iter().try_fold(1i64, |a, &d| a.checked_mul(d));
+        if dims.iter().any(|&d| d < 1) || blocks.is_none_or(|b| b > 8) {
             self.error(CheckError::ClusterSize { dims, span });
             return None;
         }
@@ -150,6 +161,34 @@ impl KernelChecker<'_> {
             *s = d as u32; // at most 8, checked above
         }
         Some(shape)
+    }
+
+    /// A number of the launch (`what`: `block`, `cluster`, `threads`, `min_blocks`), a
+    /// constant expression: numbers and the spec's `const`s, folded. The block's shape is
+    /// the entry points' `__launch_bounds__`, fixed when the module is built, so a symbol or
+    /// param, known only at a launch, has no place in it.
+    fn launch_number(
+        &mut self,
+        e: &ast::Expr,
+        what: &'static str,
+        scope: &Scope,
+    ) -> Option<(i64, Span)> {
+        let folded = scope.int_expr(e, self.errors)?;
+        match ima_contract::eval_const(&folded) {
+            Ok(n) => Some((n, e.span)),
+            Err(NotConst::Symbolic) => {
+                self.error(CheckError::LaunchNotConstant {
+                    what,
+                    text: e.to_string(),
+                    span: e.span,
+                });
+                None
+            }
+            Err(NotConst::Eval(_)) => {
+                self.error(CheckError::ConstOverflow { span: e.span });
+                None
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]

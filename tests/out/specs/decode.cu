@@ -2601,6 +2601,9 @@ namespace ima_kernel_add_rms_norm {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int NARROW_COLUMNS = 16;
+[[maybe_unused]] constexpr int NARROW_WARPS = 8;
+[[maybe_unused]] constexpr int NARROW12_WARPS = 12;
+[[maybe_unused]] constexpr int NARROW12_BLOCKS_AN_SM = 2;
 
 // The sublayer's output, added into the residual stream.
 // in x: f16[N, D]
@@ -3040,7 +3043,7 @@ __device__ __forceinline__ void body(
     const float eps,
     const red_t<I, IMA_CHECKED> red,
     const I row) {
-#line 37 "specs/decode.ima"
+#line 48 "specs/decode.ima"
 
         // A short kernel: the one after it may start at once, on what it reads early (the
         // projection's pipeline set up), in what this one leaves free.
@@ -3100,7 +3103,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 3104 "decode.cu"
+#line 3107 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3354,6 +3357,9 @@ namespace ima_kernel_rope_cache {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int NARROW_COLUMNS = 16;
+[[maybe_unused]] constexpr int NARROW_WARPS = 8;
+[[maybe_unused]] constexpr int NARROW12_WARPS = 12;
+[[maybe_unused]] constexpr int NARROW12_BLOCKS_AN_SM = 2;
 
 // The QKV projection's output, one row a sequence.
 // in qkv: f16[B, (HQ + 2 * HKV) * D]
@@ -3964,7 +3970,7 @@ __device__ __forceinline__ void body(
     const I BS,
     const I HKV,
     const I HQ) {
-#line 123 "specs/decode.ima"
+#line 134 "specs/decode.ima"
 
         // Thread t: head row t / (D/16) of the batch (sequence b, head hd), pair offset j.
         const I t = I(blockIdx.x) * 256 + threadIdx.x;
@@ -3995,7 +4001,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 3999 "decode.cu"
+#line 4005 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4450,6 +4456,9 @@ namespace ima_kernel_gptq_gemv_narrow {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int NARROW_COLUMNS = 16;
+[[maybe_unused]] constexpr int NARROW_WARPS = 8;
+[[maybe_unused]] constexpr int NARROW12_WARPS = 12;
+[[maybe_unused]] constexpr int NARROW12_BLOCKS_AN_SM = 2;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -5111,7 +5120,7 @@ struct y_t {
 };
 
 // The warps' sums: [warp, row of x, column].
-// shared part: f32[8, 8, NARROW_COLUMNS], row-major in dynamic shared memory
+// shared part: f32[NARROW_WARPS, 8, NARROW_COLUMNS], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -5175,13 +5184,13 @@ __device__ __forceinline__ void body(
     const I NY,
     const part_t<I, IMA_CHECKED> part,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
-#line 187 "specs/decode.ima"
+#line 198 "specs/decode.ima"
 
         static_assert(NARROW_COLUMNS == 4 * 4 && NARROW_COLUMNS == 2 * GATE_UP_UNIT,
                       "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
-        ima_gptq_gemv_narrow<8>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
+        ima_gptq_gemv_narrow<NARROW_WARPS>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 5185 "decode.cu"
+#line 5194 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5474,6 +5483,9 @@ namespace ima_kernel_gptq_gemv_narrow12 {
 
 [[maybe_unused]] constexpr int GATE_UP_UNIT = 8;
 [[maybe_unused]] constexpr int NARROW_COLUMNS = 16;
+[[maybe_unused]] constexpr int NARROW_WARPS = 8;
+[[maybe_unused]] constexpr int NARROW12_WARPS = 12;
+[[maybe_unused]] constexpr int NARROW12_BLOCKS_AN_SM = 2;
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
@@ -6132,7 +6144,7 @@ struct y_t {
 };
 
 // The warps' sums: [warp, row of x, column].
-// shared part: f32[12, 8, NARROW_COLUMNS], row-major in dynamic shared memory
+// shared part: f32[NARROW12_WARPS, 8, NARROW_COLUMNS], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
 struct part_t {
     float* p;
@@ -6196,13 +6208,13 @@ __device__ __forceinline__ void body(
     const I NY,
     const part_t<I, IMA_CHECKED> part,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
-#line 209 "specs/decode.ima"
+#line 220 "specs/decode.ima"
 
         static_assert(NARROW_COLUMNS == 4 * 4 && NARROW_COLUMNS == 2 * GATE_UP_UNIT,
                       "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
-        ima_gptq_gemv_narrow<12>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
+        ima_gptq_gemv_narrow<NARROW12_WARPS>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 6206 "decode.cu"
+#line 6218 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -21,6 +21,15 @@ pub const GATE_UP_UNIT: i64 = 8;
 /// The spec's `const NARROW_COLUMNS = 16`.
 pub const NARROW_COLUMNS: i64 = 16;
 
+/// The spec's `const NARROW_WARPS = 8`.
+pub const NARROW_WARPS: i64 = 8;
+
+/// The spec's `const NARROW12_WARPS = 12`.
+pub const NARROW12_WARPS: i64 = 12;
+
+/// The spec's `const NARROW12_BLOCKS_AN_SM = 2`.
+pub const NARROW12_BLOCKS_AN_SM: i64 = 2;
+
 /// Every kernel of `specs/decode.ima`, compiled and loaded on one device.
 pub struct Kernels {
     pub add_rms_norm: AddRmsNorm,
@@ -102,7 +111,7 @@ impl Kernels {
 /// pass's loads. Columns past those are read again in the second pass. `min_blocks 4`
 /// leaves the 64 registers that takes (with 32, it spilled).
 ///
-/// Declared at `specs/decode.ima:24`.
+/// Declared at `specs/decode.ima:35`.
 pub struct AddRmsNorm {
     kernel: ima::Kernel,
 }
@@ -169,7 +178,7 @@ pub struct AddRmsNormArgs<'a, X: ima::ReadTensor<ima::half::f16>, Residual: ima:
 pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
     name: "add_rms_norm",
     signature: "add_rms_norm(x: f16[N,D], residual: f16[N,D], w: f16[D], y: f16[N,D], eps: f32)",
-    location: "specs/decode.ima:24",
+    location: "specs/decode.ima:35",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -271,7 +280,7 @@ pub static ADD_RMS_NORM: ima::KernelContract = ima::KernelContract {
 /// padding slot of -1. A position outside `0 .. MAXPOS` is reported and reads as 0; a
 /// slot outside the caches is reported and skipped. A raw grid: the body guards itself.
 ///
-/// Declared at `specs/decode.ima:107`.
+/// Declared at `specs/decode.ima:118`.
 pub struct RopeCache {
     kernel: ima::Kernel,
 }
@@ -356,7 +365,7 @@ pub struct RopeCacheArgs<'a, Qkv: ima::ReadTensor<ima::half::f16>, Positions: im
 pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
     name: "rope_cache",
     signature: "rope_cache(qkv: f16[B,(HQ + 2 * HKV) * D], positions: i64[B], cos_sin: f32[MAXPOS,D], slot_mapping: i64[B], q: f16[B,HQ,D], k_cache: f16[NB,BS,HKV,D], v_cache: f16[NB,BS,HKV,D])",
-    location: "specs/decode.ima:107",
+    location: "specs/decode.ima:118",
     symbols: &[
         ima::Symbol { name: "B", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "MAXPOS", bound_by: ima::Binding { arg: 2, dim: 0 } },
@@ -514,7 +523,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 /// `GATE_UP_UNIT`, a block's 16 columns being 8 of gate and the same 8 of up, and
 /// y = silu(x · W_gate) · (x · W_up), in f32 with one rounding.
 ///
-/// Declared at `specs/decode.ima:175`.
+/// Declared at `specs/decode.ima:186`.
 pub struct GptqGemvNarrow {
     kernel: ima::Kernel,
 }
@@ -585,7 +594,7 @@ pub struct GptqGemvNarrowArgs<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::Wr
 pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow",
     signature: "gptq_gemv_narrow(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/decode.ima:175",
+    location: "specs/decode.ima:186",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -700,7 +709,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
             name: "part",
             dtype: ima::DType::F32,
             dims: &[
-                ima::Extent { text: "8", expr: ima::Expr::Const(8) },
+                ima::Extent { text: "NARROW_WARPS", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "NARROW_COLUMNS", expr: ima::Expr::Const(16) },
             ],
@@ -724,7 +733,7 @@ pub static GPTQ_GEMV_NARROW: ima::KernelContract = ima::KernelContract {
 /// layer's graph at B = 1 took 56.5 to 56.6 µs against 57.2 with gptq_gemv_narrow there,
 /// 66.6 against 69.0 deferred (bench/RESULTS.md, session 70).
 ///
-/// Declared at `specs/decode.ima:200`.
+/// Declared at `specs/decode.ima:211`.
 pub struct GptqGemvNarrow12 {
     kernel: ima::Kernel,
 }
@@ -795,7 +804,7 @@ pub struct GptqGemvNarrow12Args<'a, X: ima::ReadTensor<ima::half::f16>, Y: ima::
 pub static GPTQ_GEMV_NARROW12: ima::KernelContract = ima::KernelContract {
     name: "gptq_gemv_narrow12",
     signature: "gptq_gemv_narrow12(x: f16[M,K], w: q4[K,N], y: f16[M,NY])",
-    location: "specs/decode.ima:200",
+    location: "specs/decode.ima:211",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "K", bound_by: ima::Binding { arg: 0, dim: 1 } },
@@ -910,7 +919,7 @@ pub static GPTQ_GEMV_NARROW12: ima::KernelContract = ima::KernelContract {
             name: "part",
             dtype: ima::DType::F32,
             dims: &[
-                ima::Extent { text: "12", expr: ima::Expr::Const(12) },
+                ima::Extent { text: "NARROW12_WARPS", expr: ima::Expr::Const(12) },
                 ima::Extent { text: "8", expr: ima::Expr::Const(8) },
                 ima::Extent { text: "NARROW_COLUMNS", expr: ima::Expr::Const(16) },
             ],
