@@ -183,7 +183,7 @@ check_errors! {
 
     // The launch.
     /// A number of the launch (`block`, `cluster`, `threads`, `min_blocks`) that names a
-    /// symbol or param: the block's shape is fixed when the module is built.
+    /// symbol or param: the launch's shape is fixed when the module is built.
     LaunchNotConstant { what: &'static str, text: String, span: Span },
     /// `threads N` outside 1 to 1024.
     ThreadsOutOfRange { threads: i64, span: Span },
@@ -721,8 +721,9 @@ impl CheckError {
                 format!("`{text}` names a symbol or param, known only at a launch"),
             )
             .with_help(
-                "the block's shape is the entry points' `__launch_bounds__`, fixed when the \
-                 module is built: use numbers and the spec's `const`s",
+                "a launch's block, cluster and `min_blocks` are fixed when the module is built \
+                 (the entry points' `__launch_bounds__`, the contract's shape): use numbers \
+                 and the spec's `const`s",
             ),
             ThreadsOutOfRange { threads, span } => Diagnostic::error(
                 format!("{threads} threads per block"),

@@ -164,9 +164,10 @@ impl KernelChecker<'_> {
     }
 
     /// A number of the launch (`what`: `block`, `cluster`, `threads`, `min_blocks`), a
-    /// constant expression: numbers and the spec's `const`s, folded. The block's shape is
-    /// the entry points' `__launch_bounds__`, fixed when the module is built, so a symbol or
-    /// param, known only at a launch, has no place in it.
+    /// constant expression: numbers and the spec's `const`s, folded. The block's shape and
+    /// `min_blocks` are the entry points' `__launch_bounds__`, and the cluster's shape is
+    /// the contract's, all fixed when the module is built, so a symbol or param, known only
+    /// at a launch, has no place in them.
     fn launch_number(
         &mut self,
         e: &ast::Expr,
