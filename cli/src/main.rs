@@ -92,7 +92,9 @@ enum Command {
         /// Bytes of all tensors of one case together.
         #[arg(long, default_value_t = 256 << 20)]
         max_bytes: u64,
-        /// Mutate one dimension, stride or dtype per case; every one must be refused.
+        /// One mutation per case: a shape, stride, dtype, alignment or aliasing one the checker
+        /// must refuse, or an index tensor's entry out of its range, which `validate` must name
+        /// and the kernel must report or never read.
         #[arg(long)]
         negative: bool,
     },

@@ -182,3 +182,39 @@ fn a_virtual_architecture_has_no_sass_to_read() {
          name one such as sm_90a"
     );
 }
+
+#[test]
+fn the_example_in_docs_commands_md_is_what_the_command_prints() {
+    // The doc shows the first lines of a real report; its addresses and index.cu lines move
+    // whenever ima.cuh or ptxas changes, so they are held here rather than trusted.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let doc = std::fs::read_to_string(root.join("docs/commands.md")).unwrap();
+    let call = "`imac waits specs/index.ima --kernel moe_route --entry i64` begins:";
+    let after = &doc[doc.find(call).expect("the example's sentence") + call.len()..];
+    let block = after
+        .split("```\n")
+        .nth(1)
+        .expect("a fenced block after the sentence");
+    let out = Command::new(env!("CARGO_BIN_EXE_imac"))
+        .current_dir(&root)
+        .args([
+            "waits",
+            "specs/index.ima",
+            "--kernel",
+            "moe_route",
+            "--entry",
+            "i64",
+        ])
+        .output()
+        .expect("running imac");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        report.starts_with(block),
+        "docs/commands.md's example is not how the report begins; the report is:\n{report}"
+    );
+}

@@ -951,7 +951,7 @@ struct {{ q.name }}_t {
     // scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
     // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
-    // enough (docs/tensor-cores.md, "W4A16 on Hopper").
+    // enough (docs/tensor-cores.md, "W4A16: weights decoded straight into fragments").
     static constexpr int TMA_ROWS = {{ t.0 }}, TMA_COLS = {{ t.1 }}, TMA_BOX_COLS = {{ t.2 }}, TMA_PACKED = TMA_ROWS / 8,
                          TMA_GROUPS = TMA_ROWS / 32, TMA_BOXES = TMA_COLS / TMA_BOX_COLS;
     static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,

@@ -6601,7 +6601,7 @@ struct w_t {
     // scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
     // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
-    // enough (docs/tensor-cores.md, "W4A16 on Hopper").
+    // enough (docs/tensor-cores.md, "W4A16: weights decoded straight into fragments").
     static constexpr int TMA_ROWS = 512, TMA_COLS = 32, TMA_BOX_COLS = 32, TMA_PACKED = TMA_ROWS / 8,
                          TMA_GROUPS = TMA_ROWS / 32, TMA_BOXES = TMA_COLS / TMA_BOX_COLS;
     static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,
@@ -8264,7 +8264,7 @@ struct w_t {
     // scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
     // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
-    // enough (docs/tensor-cores.md, "W4A16 on Hopper").
+    // enough (docs/tensor-cores.md, "W4A16: weights decoded straight into fragments").
     static constexpr int TMA_ROWS = 256, TMA_COLS = 192, TMA_BOX_COLS = 48, TMA_PACKED = TMA_ROWS / 8,
                          TMA_GROUPS = TMA_ROWS / 32, TMA_BOXES = TMA_COLS / TMA_BOX_COLS;
     static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,
@@ -10159,7 +10159,7 @@ struct w_t {
     // scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
     // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
-    // enough (docs/tensor-cores.md, "W4A16 on Hopper").
+    // enough (docs/tensor-cores.md, "W4A16: weights decoded straight into fragments").
     static constexpr int TMA_ROWS = 256, TMA_COLS = 192, TMA_BOX_COLS = 48, TMA_PACKED = TMA_ROWS / 8,
                          TMA_GROUPS = TMA_ROWS / 32, TMA_BOXES = TMA_COLS / TMA_BOX_COLS;
     static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,
@@ -11906,7 +11906,7 @@ struct w_t {
     // scales; then its rows of COLS / 8 zero words.
     // The runtime encodes the three maps at launch and refuses a group size G that does not
     // divide ROWS, is below 32 or is not a power of two, so room for ROWS / 32 groups is
-    // enough (docs/tensor-cores.md, "W4A16 on Hopper").
+    // enough (docs/tensor-cores.md, "W4A16: weights decoded straight into fragments").
     static constexpr int TMA_ROWS = 256, TMA_COLS = 192, TMA_BOX_COLS = 48, TMA_PACKED = TMA_ROWS / 8,
                          TMA_GROUPS = TMA_ROWS / 32, TMA_BOXES = TMA_COLS / TMA_BOX_COLS;
     static constexpr int TMA_WORD_BYTES = TMA_PACKED * 4 * TMA_COLS, TMA_SCALE_BYTES = TMA_GROUPS * TMA_COLS * 2,
