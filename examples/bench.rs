@@ -15,8 +15,8 @@
 //!   (attn_scores), the spec's raw grid and block for gptq_dequant, awq_dequant, rope (8
 //!   elements a thread) and gptq_gemv (with its shared memory), a block of 256 per row
 //!   with 16-byte vectors for rms_norm, a thread per 16 bytes of a row for embedding and
-//!   reshape_and_cache; paged attention in its spec grid
-//!   (bench/twins/paged.cu), with block_tables and seq_lens entries used unchecked; the
+//!   reshape_and_cache; paged attention in its own grid of fixed 512-token
+//!   partitions (bench/twins/paged.cu), with block_tables and seq_lens entries used unchecked; the
 //!   tensor-core kernels of specs/gemm.ima (bench/twins/gemm.cu) with ima.cuh's shared
 //!   tiles, accumulators and pipeline but every tile copied, stored and decoded
 //!   unconditionally (their shapes' tiles are all whole); specs/gemm_tma.ima's
@@ -1169,7 +1169,7 @@ fn tflops(flops: f64, st: Option<&Stats>) -> String {
 
 /// A twin's row: its times, and as output its TFLOP/s and how `out` compares with
 /// release's `reference` (`compare` the helper of their element type) within `tol`
-/// (absolute, relative; zero where both sum in the same order).
+/// (relative, absolute; zero where both sum in the same order).
 #[allow(clippy::too_many_arguments)]
 fn twin_row<T>(
     b: &mut Bench,
@@ -1765,7 +1765,7 @@ fn tensor_map_of(ptr: u64, dtype: ima::DType, l: MapLayout) -> Res<TensorMap> {
     Ok(TensorMap(unsafe { map.assume_init() }.opaque))
 }
 
-/// Weight sets of the W4A16 cases a launch cycles through (SETS of them, 123 MB each), so
+/// Weight sets of the W4A16 cases a launch cycles through (SETS of them, 122 MB each), so
 /// that none finds its weights in L2: (K, N, G) = (8192, 28672, 128), GPTQ v1.
 const SETS: usize = 4;
 type W4a16Weights = ((usize, usize, usize), Vec<QuantTensor<f16>>);
@@ -1957,7 +1957,8 @@ fn w4a16_tma_case(
             let mut y_twin = Tensor::<f16>::zeros(&b.stream, &[m, n])?;
             let st = b.time(&mut |i| twin(b, &x, &ws[i % SETS], &mut y_twin));
             twin(b, &x, &ws[0], &mut y_twin)?;
-            // Tiles that blocks share are summed by atomics in both, in no fixed order.
+            // Tiles that blocks share are summed from the blocks' slots in a fixed order in
+            // both, but the twin's decode and order of sums are its own: within f16 rounding.
             twin_row(
                 b,
                 kernel,
@@ -2013,7 +2014,7 @@ fn gptq_gemm_wg(b: &mut Bench, stubs: &Stubs<gemm_tma::Kernels>, mma: &gemm::Ker
     };
     let workspace = Workspace::new(None);
     let twin_workspace = Workspace::new(None);
-    // The spec's grid(BLOCKS) block(512) resident; 3 stages of W's tile (40 x 192 i32) and
+    // The spec's persistent(BLOCKS) block(512); 3 stages of W's tile (40 x 192 i32) and
     // x's (64 x 256 f16), and 1024 bytes of slack to align them.
     let (f, cfg) = twin_with_smem(
         b,
@@ -2646,10 +2647,6 @@ fn paged_permutation(n: usize, seed: u64) -> Vec<i32> {
     v
 }
 
-/// paged_attn, one launch; the twin the same hand-written kernel (bench/twins/paged.cu).
-/// Bytes: the K and V rows of every token in use (what the kernel must read), q, out,
-/// seq_lens and block_tables; the workspace (f32 partials, a few MB, and the counters) is
-/// not counted.
 /// paged_attn's workspace and output, one set a variant.
 struct Workspace {
     part_o: Tensor<f32>,
@@ -2658,6 +2655,10 @@ struct Workspace {
     out: Tensor<f16>,
 }
 
+/// paged_attn, one launch; the twin the same hand-written kernel (bench/twins/paged.cu).
+/// Bytes: the K and V rows of every token in use (what the kernel must read), q, out,
+/// seq_lens and block_tables; the workspace (f32 partials, a few MB, and the counters) is
+/// not counted.
 fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
     // Tokens of a run, the unit of the workspace's partitions: the spec's `PART`.
     const PART: usize = paged::PART as usize;
@@ -2745,7 +2746,7 @@ fn paged_attn(b: &mut Bench, stubs: &Stubs<paged::Kernels>) -> Res<()> {
         i32_of(nb * bs * hkv * d)?;
         // The twin's grid(ceil(P * BS / TWIN_PART), HKV * ceil(HQ / HKV / 8), B) block(128),
         // the spec's shared arrays at 16-byte boundaries: kv (f16 [4, 2, 2, 16, D]), qs (f16
-        // [8, D]), red_o (f32 [2, 8, D]), red_ml (f32 [2, 2, 8]), pages (TWIN_PART / BS + 2
+        // [8, D]), red_o (f32 [2, D / 16, 32, 4]), red_ml (f32 [2, 2, 8]), pages (TWIN_PART / BS + 2
         // ints).
         let pad16 = |n: usize| n.div_ceil(16) * 16;
         let part_smem = pad16(4 * 2 * 2 * 16 * d * 2)

@@ -12,7 +12,7 @@ use std::error::Error;
 use ima::half::f16;
 use ima::{Checkpoint, QuantFormat, Tensor, ZeroStyle, dequant_reference, ima_kernel};
 
-/// The fast kernels: `gptq_gemv` (GPTQ v1, no act-order) and `awq_gemv`.
+/// quant.ima's kernels: the fast `gptq_gemv` (GPTQ v1, no act-order) and the simple `awq_gemv`.
 #[ima_kernel("specs/quant.ima")]
 pub mod quant {}
 

@@ -79,7 +79,7 @@ def warpgroup_kernels(device):
 
 class DecodeLayer:
     def __init__(self, config, weights):
-        """`config`: hidden, heads, kv_heads, head_dim, intermediate, group, eps.
+        """`config`: hidden, heads, kv_heads, head_dim, intermediate, group, block_size, eps.
         `weights`: NAME.qweight, NAME.qzeros, NAME.scales for NAME in PROJECTIONS (GPTQ v1,
         as GPTQModel writes them), norm1, norm2, cos_sin."""
         self.c = config
@@ -103,7 +103,8 @@ class DecodeLayer:
 
     def _workspace(self, b, pages, device):
         """Activations and workspaces for a batch of b with tables of `pages` entries, made
-        once: the counters and sums are left zero by each launch."""
+        once: the counters are left zero by each launch; the partial sums are scratch,
+        written before they are read."""
         key = (b, pages)
         if key not in self.scratch:
             c = self.c

@@ -4,7 +4,8 @@
 //!     cargo run --release --example decode_layer -- check          # B = 1, 8, 32 against the f64 host reference
 //!     cargo run --release --example decode_layer -- bench          # B = 1 and 32 at a context of 1024
 //!     cargo run --release --example decode_layer -- ablate         # what each launch adds to the graph
-//!     cargo run --release --example decode_layer -- dump DIR B L..  # inputs and outputs for bench/decode_layer_torch.py
+//!     cargo run --release --example decode_layer -- dump DIR LEN... # inputs and outputs for bench/decode_layer_torch.py
+//!     cargo run --release --example decode_layer -- precompile DIR [MAJOR.MINOR]  # modules into a cache, no device (9.0 by default)
 //!
 //! `check` runs each batch kernel by kernel and as a replayed `ima::Graph`, in release and
 //! in deferred checked mode, and compares the outputs with the host reference.

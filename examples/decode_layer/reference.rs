@@ -1,6 +1,6 @@
 //! The layer on the host in f64, from the same int4 data (dequantized by the runtime's
 //! host reference), rounding to f16 where the kernels store f16: the oracle of
-//! tests/decode_gpu.rs and of `decode_layer --check`.
+//! tests/decode_gpu.rs and of `decode_layer check`.
 
 use ima::dequant_reference;
 use ima::half::f16;

@@ -1,6 +1,6 @@
 //! Where a checked launch leaves its violation record, and how the host learns of it.
 //!
-//! The record (`ImaRecord` in codegen/templates/module.cu, [`ViolationRecord`] here) lives
+//! The record (`ImaRecord` in codegen/include/ima.cuh, [`ViolationRecord`] here) lives
 //! in device memory, where every violating thread counts itself with an atomic. The thread
 //! that fills it then raises a flag in mapped host memory (page-locked and written by the
 //! kernel over the bus). A clean launch leaves the flag down, so the host learns that from

@@ -64,8 +64,8 @@ enum : int {
     // An ascending tensor's first entry is not lo, or its last not hi - 1.
     IMA_VALUE_FIRST = 6,
     IMA_VALUE_LAST = 7,
-    // A shared tile asked of a shared array (`s.tile(...)`) that is not its last two
-    // dimensions: index holds the tile's rows and columns, extent the array's.
+    // A shared tile asked of a shared array (`s.tile(...)`) whose columns are not its last
+    // extent or whose rows pass the one before: index holds the tile's rows and columns, extent the array's.
     IMA_TILE_SHAPE = 8,
     // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
     // and column, extent the tile's rows and columns.
@@ -279,7 +279,7 @@ __device__ __forceinline__ void ima_report_value(Rec rec, int arg, int kind, con
 
 // lo <= v < hi, for lo <= hi: one unsigned comparison, v - lo < hi - lo, which wraps past
 // hi - lo for every v outside while the difference of any two values of v's type and I
-// fits the width compared in. So 32 bits when v is signed (or narrower than 32 bits) and
+// fits the width compared in. So 32 bits when v is of 32 bits and signed, or narrower, and
 // I is int, else 64. An unsigned v is never negative: a lower bound below 0 is 0 for it
 // (else v = 2^32 - 1 and lo = -1 would wrap into the range), and a range below 0 is empty.
 template <typename T, typename I>
@@ -736,7 +736,7 @@ struct ImaMma<__nv_bfloat16> {
 
 // A warp's share of a block's tile product: MI x NI accumulator tiles of 16 x 8 (f32), tile
 // (i, j) at rows 16 i and columns 8 j of the warp's MI * 16 x NI * 8 block of the output.
-// `mma(a, ar0, b, bn0)` adds the product of one staged pair of tiles: rows ar0 ..
+// `mma(a, ar0, ImaConst<B_KN>{}, b, bn0)` adds the product of one staged pair of tiles: rows ar0 ..
 // ar0 + 16 MI - 1 of A's tile (stored [m][k]) times columns bn0 .. bn0 + 8 NI - 1 of B,
 // over all k of the stage. B's tile is stored [n][k] (`ImaConst<0>`, as K in Q Kᵀ or
 // a weight W in x Wᵀ) or [k][n] (`ImaConst<1>`, as B in A B). Every operand fragment
@@ -1227,12 +1227,6 @@ struct ImaBarrier {
     unsigned addr;
 };
 
-// A ROWS x COLS tile of a shared array in the layout TMA writes with its 128-byte swizzle:
-// panels of 128-byte rows (PANEL columns), panel p at p * ROWS * 128 bytes, the 16-byte
-// chunks of row r XOR-ed with r % 8 (the pattern repeats every 1024 bytes, hence the
-// array's align(1024)). `ok` is false for a tile a checked entry point refused (its
-// leading indices outside the array), whose address is then its array's first tile:
-// loads leave it alone, and the MMA reads it.
 // N 32-bit words (1, 2 or 4: one access) from the shared-window address `addr`, which a
 // TMA copy wrote: volatile, so that the read stays after the barrier wait (volatile too)
 // that orders it.
@@ -1259,6 +1253,12 @@ __device__ __forceinline__ unsigned ima_swizzled(unsigned base, int rows, int ro
            byte % 16;
 }
 
+// A ROWS x COLS tile of a shared array in the layout TMA writes with its 128-byte swizzle:
+// panels of 128-byte rows (PANEL columns), panel p at p * ROWS * 128 bytes, the 16-byte
+// chunks of row r XOR-ed with r % 8 (the pattern repeats every 1024 bytes, hence the
+// array's align(1024)). `ok` is false for a tile a checked entry point refused (its
+// leading indices outside the array), whose address is then its array's first tile:
+// loads leave it alone, and the MMA reads it.
 template <typename T, int ROWS, int COLS, bool CHECKED>
 struct ImaTmaTile {
     static constexpr int PANEL = 128 / int(sizeof(T)), CHUNK = 16 / int(sizeof(T));
@@ -1964,8 +1964,8 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 }
 #endif
 
-// One stage of a W4A16 warpgroup kernel (gptq_gemm_wg, gptq_gemm_wg16): the 256 rows of K
-// of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
+// One stage of a W4A16 warpgroup kernel (gptq_gemm_wg; wg16 and wg32 through
+// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
 // accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
 // times x's K-major tile `xt`, added into `acc`; returns once its MMAs are done, so that
 // the pipeline may free the stage. The 16 steps go in quarters, each decoded whole and
@@ -2573,9 +2573,9 @@ __device__ __forceinline__ bool ima_vec_in_bounds(ImaAfterWait rec, int arg, int
 }
 
 // What the body of a kernel with `early` arguments calls as ima_wait_for_inputs(), or
-// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm): the wait
-// for the grids ahead, after which a checked entry point's accesses of the other
-// arguments are no longer refused.
+// hands to a helper that waits for it (ima_paged_attend, ima_wg_w4_pairs_gemm,
+// ima_gptq_gemv_narrow): the wait for the grids ahead, after which a checked entry
+// point's accesses of the other arguments are no longer refused.
 template <bool CHECKED>
 struct ImaWaitForInputs {
     // A checked entry point's flag (ImaAfterWait's), cleared here; null in a release one.
@@ -4444,7 +4444,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
 // H200 the layer's gate/up projection (K = 4096, N = 28672) ran 25.2 us this way against
 // 29.3 us with tiles of 8 rows at 16 warps an SM (ncu, bench/RESULTS.md). The 64 partial
 // sums of an output meet in registers (the 8 of a warp, by shuffles) and in shared memory
-// (the 8 warps'). Rows past the first go 4 at a time in 8-row tiles, each pass reading
+// (the 8 warps'). For M > 1 all rows go 4 at a time in 8-row tiles, each pass reading
 // the weights again: from 2 rows on, specs/gemm.ima's gptq_gemm is faster (1.3 to 1.8x
 // at M = 2 on the layer's shapes, bench/RESULTS.md), and the decode layer takes it.
 // 

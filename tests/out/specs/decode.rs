@@ -514,7 +514,7 @@ pub static ROPE_CACHE: ima::KernelContract = ima::KernelContract {
 /// H200 the layer's gate/up projection (K = 4096, N = 28672) ran 25.2 us this way against
 /// 29.3 us with tiles of 8 rows at 16 warps an SM (ncu, bench/RESULTS.md). The 64 partial
 /// sums of an output meet in registers (the 8 of a warp, by shuffles) and in shared memory
-/// (the 8 warps'). Rows past the first go 4 at a time in 8-row tiles, each pass reading
+/// (the 8 warps'). For M > 1 all rows go 4 at a time in 8-row tiles, each pass reading
 /// the weights again: from 2 rows on, specs/gemm.ima's gptq_gemm is faster (1.3 to 1.8x
 /// at M = 2 on the layer's shapes, bench/RESULTS.md), and the decode layer takes it.
 /// 

@@ -95,8 +95,8 @@ impl Kernels {
 /// of the pages its tokens lie in, all below ceil(seq_len / BS). The partitions of a
 /// sequence meet as described above: one thread of each block counts its arrival with an
 /// acquire-release atomic after the block's writes, and the last block reads the others'
-/// in one pass after it. `min_blocks 3` caps registers at 168 (12 warps an SM, whose 3 x 72 KB
-/// of shared memory fit).
+/// in one pass after it. `min_blocks 3` caps registers at 168 (12 warps an SM where D <= 128,
+/// whose 3 x 74 KB of shared memory fit; at D = 256 one block's 148 KB leaves one an SM).
 ///
 /// Declared at `specs/paged.ima:58`.
 pub struct PagedAttn {
