@@ -4,7 +4,7 @@ use ima_dsl::ir::{BinOp, Expr, Kernel};
 
 pub fn c_expr(k: &Kernel, e: &Expr) -> String {
     match e {
-        Expr::Const(v) => v.to_string(),
+        Expr::Const(v) => c_literal(*v),
         Expr::Sym(s) => k.symbols[*s].name.clone(),
         Expr::Param(p) => k.params[*p].name.clone(),
         Expr::Neg(a) => format!("(-{})", c_expr(k, a)),
@@ -18,6 +18,19 @@ pub fn c_expr(k: &Kernel, e: &Expr) -> String {
                 _ => format!("({a} {} {b})", op.symbol()),
             }
         }
+    }
+}
+
+/// A constant as a C literal. A negative one (a `const` folded below zero) is bracketed, so
+/// that a negation before it never reads as C's `--`; i64::MIN is written as a sum, since
+/// C reads `-9223372036854775808` as the negation of a literal too large for `long long`.
+fn c_literal(v: i64) -> String {
+    if v == i64::MIN {
+        format!("({}LL - 1)", i64::MIN + 1)
+    } else if v < 0 {
+        format!("({v})")
+    } else {
+        v.to_string()
     }
 }
 
@@ -103,8 +116,9 @@ mod tests {
         let leaf = depth == 0 || rng.below(4) == 0;
         if leaf {
             return match rng.below(3) {
-                // Literals are non-negative: the checker folds a negated constant.
-                0 => Expr::Const(rng.below(20) as i64),
+                // Negative literals are what a `const` below zero folds to; i64::MIN, rarely.
+                0 if rng.below(64) == 0 => Expr::Const(i64::MIN),
+                0 => Expr::Const(rng.below(40) as i64 - 20),
                 1 => Expr::Sym(rng.below(SYMBOLS.len() as u64) as usize),
                 _ => Expr::Param(rng.below(PARAMS.len() as u64) as usize),
             };
