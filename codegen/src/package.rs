@@ -6,6 +6,7 @@
 use crate::rust::{CudaSource, RustOptions};
 use crate::stamp::{self, Stamp};
 use askama::Template;
+use ima_dsl::abi::kernel_contract;
 use ima_dsl::ir;
 use std::path::Path;
 
@@ -66,7 +67,8 @@ struct LibRs<'a> {
 #[template(path = "crate/runtime.rs", escape = "none")]
 struct RuntimeRs<'a> {
     archs: &'a [String],
-    /// A kernel reads a `tma` argument: on a 9.0 device only sm_90a PTX has it.
+    /// A kernel reads a `tma` argument or runs in clusters: on a 9.0 device only sm_90a PTX
+    /// has it.
     needs_sm90a: bool,
 }
 
@@ -131,7 +133,7 @@ pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> V
                 needs_sm90a: m
                     .kernels
                     .iter()
-                    .any(|k| k.args.iter().any(|a| a.tma.is_some())),
+                    .any(|k| kernel_contract(m, k).needs_sm90a()),
             }),
         ),
         file(
@@ -187,23 +189,24 @@ pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
 mod tests {
     use super::{CrateOptions, GeneratedFile, RuntimeDep, crate_files, write_crate};
 
-    /// The `ima-runtime` line of the `Cargo.toml` generated with `runtime`.
-    fn runtime_line(runtime: RuntimeDep) -> String {
-        let source = ima_dsl::Source::new(
-            "specs/scale.ima",
-            "kernel scale {\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = x(i); }\n}\n",
-        );
+    const SCALE: &str = "kernel scale {\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = x(i); }\n}\n";
+
+    /// The text of the generated crate's file `path`, for the spec `text`.
+    fn crate_file(text: &str, runtime: RuntimeDep, path: &str) -> String {
+        let source = ima_dsl::Source::new("specs/scale.ima", text);
         let module = ima_dsl::compile(&source).expect("the spec checks");
         let options = CrateOptions {
             runtime,
             archs: Vec::new(),
         };
         let files = crate_files(&module, &source.text, &options);
-        let manifest = files
-            .iter()
-            .find(|f| f.path == "Cargo.toml")
-            .expect("a Cargo.toml");
-        let manifest = std::str::from_utf8(&manifest.contents).expect("a text file");
+        let file = files.iter().find(|f| f.path == path).expect("the file");
+        String::from_utf8(file.contents.clone()).expect("a text file")
+    }
+
+    /// The `ima-runtime` line of the `Cargo.toml` generated with `runtime`.
+    fn runtime_line(runtime: RuntimeDep) -> String {
+        let manifest = crate_file(SCALE, runtime, "Cargo.toml");
         let lines: Vec<&str> = manifest
             .lines()
             .filter(|l| l.starts_with("ima-runtime"))
@@ -229,6 +232,23 @@ mod tests {
                 crate::VERSION
             )
         );
+    }
+
+    #[test]
+    fn a_kernel_in_clusters_takes_only_sm_90a_images_on_a_9_0_device() {
+        // The kernel exists only in a module compiled for sm_90a (module.cu's
+        // __CUDA_ARCH_FEAT_SM90_ALL): shipped sm_90 PTX or SASS would lack it.
+        let clusters = SCALE.replace("launch over y[i]", "launch grid(N) block(32) cluster(2)");
+        let needs = |text: &str| {
+            let runtime = crate_file(text, RuntimeDep::released(), "src/runtime.rs");
+            runtime
+                .lines()
+                .find(|l| l.starts_with("const NEEDS_SM90A: bool = "))
+                .expect("the constant")
+                .to_string()
+        };
+        assert_eq!(needs(&clusters), "const NEEDS_SM90A: bool = true;");
+        assert_eq!(needs(SCALE), "const NEEDS_SM90A: bool = false;");
     }
 
     #[test]

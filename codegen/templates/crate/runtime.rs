@@ -23,7 +23,8 @@ pub const IMAGES: &[ShippedImage] = &[
 ];
 {%- endif %}
 
-/// A kernel of the module reads a `tma` argument, which only PTX for sm_90a has.
+/// A kernel of the module reads a `tma` argument or runs in clusters, which only PTX for
+/// sm_90a has.
 const NEEDS_SM90A: bool = {{ needs_sm90a }};
 
 /// Loads the stubs' module.

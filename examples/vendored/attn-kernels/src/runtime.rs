@@ -11,7 +11,8 @@ use std::sync::Arc;
 /// NVRTC assembled from it.
 pub const IMAGES: &[ShippedImage] = &[];
 
-/// A kernel of the module reads a `tma` argument, which only PTX for sm_90a has.
+/// A kernel of the module reads a `tma` argument or runs in clusters, which only PTX for
+/// sm_90a has.
 const NEEDS_SM90A: bool = false;
 
 /// Loads the stubs' module.
