@@ -165,8 +165,7 @@ fn argument_rows(a: &ir::TensorArg) -> Vec<Vec<String>> {
                 );
                 r[1].clear();
                 r[2].clear();
-                // Each buffer is aligned to its own element.
-                r[6] = b.dtype.size().to_string();
+                r[6] = ima_dsl::abi::buffer_align(a, b.part, b.dtype).to_string();
                 rows.push(r);
             }
             rows
@@ -481,9 +480,9 @@ mod tests {
 
     const SPEC: &str = "const T = 32
 /// Rotates.
-kernel rope where D % 8 == 0 {
+kernel rope where D % 8 == 0, N % 8 == 0 {
     in  x: f16[B, H, S, D] stored [B, S, H, D] align(16)
-    in  w: q4[K, N] gptq(group = 128, sym)
+    in  w: q4[K, N] gptq(group = 128, sym) align(16)
     out y: f16[B, H, S, D] strided
     shared tile: f32[T, T + 1]
     launch blocks over y[b, h, s, _] threads 128
@@ -506,7 +505,8 @@ kernel raw {
             "  /// Rotates.",
             "    x        in    [B, H, S, D]  [B, S, H, D]                f16    2      16     contiguous, permuted",
             "    w        in    [K, N]        gptq (symmetric), group 128  q4     1/2           packed buffers:",
-            "      qweight                    [ceil(K / 8), N]            i32    4      4      contiguous",
+            "      qweight                    [ceil(K / 8), N]            i32    4      16     contiguous",
+            "      scales                     [ceil(K / 128), N]          f16    2      16     contiguous",
             "    y        out   [B, H, S, D]  [B, H, S, D]                f16    2      2      strided (any strides)",
             "    H     x.shape[2] (logical dimension 1)",
             "    D % 8 == 0",

@@ -101,7 +101,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
 /// `align(16)` on a quantized argument holds for the buffers its tiles read in vectors:
 /// 4-bit qweight and scales. (The checker makes `N` a multiple of 8, so every row of them
 /// starts aligned too.)
-fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
+pub fn buffer_align(a: &ir::TensorArg, part: &str, dtype: DType) -> u64 {
     let four_bit = a
         .quant
         .as_ref()
