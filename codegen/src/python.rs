@@ -16,7 +16,7 @@
 use askama::Template;
 use ima_dsl::ir::{self, BinOp, Expr, Role};
 
-use crate::package::{CrateOptions, GeneratedFile, RuntimeDep};
+use crate::package::{CrateOptions, GeneratedFile};
 
 #[derive(Template)]
 #[template(path = "python/Cargo.toml", escape = "none")]
@@ -90,13 +90,6 @@ fn slots(k: &ir::Kernel) -> String {
         .join(", ")
 }
 
-fn runtime_toml(r: &RuntimeDep) -> String {
-    match r {
-        RuntimeDep::Path(p) => format!("{{ path = {p:?} }}"),
-        RuntimeDep::Version(v) => format!("{v:?}"),
-    }
-}
-
 /// The files of the Python package: `crate_files` (the Rust crate the module links) with
 /// its `Cargo.toml` replaced and `lib.rs` extended, and the Python side added.
 pub fn package_files(
@@ -122,7 +115,7 @@ pub fn package_files(
                         spec: &m.file,
                         name: &name,
                         lib: &lib,
-                        runtime: runtime_toml(&options.runtime),
+                        runtime: options.runtime.toml(),
                     })
                     .into_bytes()
                 }

@@ -8,8 +8,9 @@ pub enum RuntimeDep {
     /// copied.
     Version(String),
     /// A checkout of the runtime, written as given (a relative path is relative to the
-    /// generated crate). The dependency also names [`RuntimeDep::released`]'s version, as
-    /// Cargo asks of a path dependency, so a checkout of another release is refused.
+    /// generated crate or Python package). The dependency also names
+    /// [`RuntimeDep::released`]'s version, as Cargo asks of a path dependency, so a checkout
+    /// of another release is refused.
     Path(String),
 }
 
