@@ -1,6 +1,6 @@
 //! IR to CUDA C: one accessor type per tensor argument, the body as a device function, the
-//! guarded grid-stride loop that decodes the launch indices, and two entry points per
-//! kernel (32-bit and 64-bit indices).
+//! guarded grid-stride loop that decodes the launch indices, and four entry points per
+//! kernel: 32-bit and 64-bit indices, each in a release and a checked form.
 
 use crate::c_expr::c_expr;
 use askama::Template;
@@ -338,7 +338,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     let symbols: Vec<&str> = k.symbols.iter().map(|s| s.name.as_str()).collect();
 
     // run()'s parameters: accessors, symbols, params, the record. body() gets the
-    // accessors, symbols, params, shared arrays and launch indices.
+    // accessors, symbols, params, shared arrays and launch indices; both also get
+    // ima_wait_for_inputs in a kernel that starts early.
     let accessors: Vec<String> = k
         .args
         .iter()

@@ -139,13 +139,15 @@ pub enum CudaSource<'a> {
 /// How the generated module reaches its dependencies.
 pub struct RustOptions<'a> {
     pub cuda: CudaSource<'a>,
-    /// Path of the runtime crate: `ima_runtime` in generated crates, `::ima` (which
-    /// re-exports it) in the proc macro's expansion.
+    /// Path of the runtime crate: `crate::runtime` in generated crates (their runtime.rs
+    /// re-exports ima_runtime), `::ima` (which re-exports it) in the proc macro's expansion,
+    /// `ima_runtime` in tests/golden.rs's outputs.
     pub runtime: &'a str,
 }
 
 impl<'a> RustOptions<'a> {
-    /// For a generated crate, with the CUDA C in `cu_file` beside lib.rs.
+    /// Stubs that name `ima_runtime` directly, with the CUDA C in `cu_file` beside them
+    /// (tests/golden.rs's outputs).
     pub fn for_crate(cu_file: &'a str) -> Self {
         RustOptions {
             cuda: CudaSource::File(cu_file),
@@ -252,7 +254,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
     // tensors alike (`ima::Tensor`, `ima::TensorView`, ...).
     let mut generics: Vec<(String, String)> = Vec::new();
     // Plain stubs pass a fixed array of arguments; a quantized argument expands into a
-    // run-time list of its buffers, so those stubs build a Vec.
+    // run-time list of its buffers, so those stubs build an `ima::KernelArgs`.
     let mut kernel_args = Vec::new();
     for a in &k.args {
         let dims: Vec<&str> = a.physical_dims().map(|d| d.text.as_str()).collect();

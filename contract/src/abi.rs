@@ -2,7 +2,7 @@
 //! once. The CUDA back end writes every entry point's parameter list from
 //! [`KernelContract::entry_params`] (codegen/src/cuda.rs, through the owned form), and the
 //! runtime pushes a launch's values in the order the same function gives
-//! (runtime/src/kernel.rs), so the two cannot disagree.
+//! (runtime/src/abi.rs, for direct launches and graph nodes), so the two cannot disagree.
 
 use crate::{KernelContract, Role, SHARED_ALIGN, owned};
 
@@ -15,7 +15,8 @@ pub enum EntryParam {
     /// the entry point's index type.
     Stride { arg: usize, dim: usize },
     /// The TMA tensor map of contract argument `arg` (`tma(ROWS, COLS)`): 128 bytes, passed
-    /// by value as a `const __grid_constant__ CUtensorMap`, encoded by the runtime from the
+    /// by value as a `const __grid_constant__ ImaTensorMap` (ima.cuh's stand-in for
+    /// `CUtensorMap`), encoded by the runtime from the
     /// same view as the pointer and strides before it.
     TensorMap { arg: usize },
     /// The value of the contract's symbol `.0`, in the entry point's index type.

@@ -201,8 +201,8 @@ pub struct TensorArg {
 /// swizzled, and its `cols` elements make 128 bytes.
 ///
 /// A quantized argument's `tma(ROWS, COLS)` gives each of its buffers a box: qweight's is
-/// `ROWS / 8` packed rows by COLS words, swizzled where COLS is 32 and plain where it is
-/// wider, and its scales' and zeros' are `Groups` boxes, whose `rows` counts rows of K:
+/// `ROWS / 8` packed rows by COLS words, swizzled, where COLS is 32, and where it is wider
+/// plain boxes of `plain_box_words(COLS)` words side by side; its scales' and zeros' are `Groups` boxes, whose `rows` counts rows of K:
 /// the box holds their `rows / G` groups, by `cols` entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TmaBox {
@@ -333,7 +333,7 @@ pub struct KernelContract {
     pub name: &'static str,
     /// `attn_scores(q: f16[B,H,S,D], k: f16[B,H,T,D], o: f32[B,H,S,T], scale: f32)`.
     pub signature: &'static str,
-    /// `specs/attn.ima:3`, where the kernel is declared.
+    /// `specs/attn.ima:4`, where the kernel is declared.
     pub location: &'static str,
     pub symbols: &'static [Symbol],
     pub args: &'static [TensorArg],

@@ -52,7 +52,7 @@ pub struct Kernel {
     pub constraints: Vec<Expr>,
     /// Members in source order.
     pub members: Vec<Member>,
-    /// From `kernel` to the closing brace.
+    /// From its first doc comment (or `kernel`) to the closing brace.
     pub span: Span,
 }
 

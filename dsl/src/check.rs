@@ -4,7 +4,7 @@
 //!
 //! One concern per file: `error.rs` (the errors and their rendering), `scope.rs` (names
 //! and expressions), `args.rs` (tensor arguments, params, element types, quantization,
-//! `stored`, `align`), `values.rs` (value contracts), `constraints.rs` (what the `where`
+//! `stored`, `align`, `tma`, `early`), `values.rs` (value contracts), `constraints.rs` (what the `where`
 //! clauses prove: contradictions, vector alignment), `shared.rs` (shared arrays and their
 //! size), `launch.rs` (the launch form, block and `min_blocks`). This file walks the file
 //! and each kernel.

@@ -18,7 +18,7 @@ pub struct Module {
 pub struct Kernel {
     pub name: String,
     pub docs: Vec<String>,
-    /// 1-based line of the `kernel` keyword.
+    /// 1-based line of the kernel's name.
     pub line: usize,
     pub symbols: Vec<Symbol>,
     pub args: Vec<TensorArg>,
@@ -88,7 +88,8 @@ pub struct SharedArray {
     pub align: u64,
 }
 
-/// A symbol such as `D`, with the input dimension its value is read from at launch.
+/// A symbol such as `D`, with the argument dimension its value is read from at launch: an
+/// input's, a quantized argument's group (dim 2), or, where no input carries it, an output's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
     pub name: String,

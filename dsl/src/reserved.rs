@@ -98,7 +98,8 @@ const STUB: &[&str] = &["stream"];
 const BODY: &[&str] = &["I"];
 
 /// Names a generated Rust module or Python package defines at its top level, beside the
-/// spec's kernels and constants (codegen's tests hold its lists to this one).
+/// spec's kernels and constants (codegen/src/python.rs's test holds the Python package's
+/// names to it).
 const MODULE: &[&str] = &[
     "SPEC_FILE",
     "CUDA_SOURCE",

@@ -1,5 +1,6 @@
-//! `--negative`: one wrong dimension, rank, dtype, stride or alignment per case, each of
-//! which the checker must refuse with the matching [`Violation`].
+//! `--negative`: one wrong dimension, rank, dtype, stride, alignment or aliasing per case,
+//! which the checker must refuse with the matching [`Violation`]; or an index entry outside
+//! its value contract, which `validate` must name and the kernel must report or never read.
 
 use ima_runtime::{DType, KernelContract, Role, StrideFault, TensorArg, Violation};
 
@@ -198,7 +199,7 @@ impl Mutation {
         }
     }
 
-    /// `w.scales: shape[1] + 1`, for reports.
+    /// `w.scales: shape[1] +1`, for reports.
     pub fn describe(&self, c: &KernelContract) -> String {
         let name = c.args[self.arg()].name;
         match self {

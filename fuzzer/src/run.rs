@@ -79,7 +79,7 @@ pub struct Finding {
     /// The tensors' shapes and views (and the mutation, in negative mode).
     pub tensors: String,
     pub message: String,
-    /// `imac fuzz SPEC --kernel K --seed S --cases N [--negative]`.
+    /// `imac fuzz SPEC --kernel K --seed S --cases N [--max-bytes B] [--negative]`.
     pub replay: String,
 }
 

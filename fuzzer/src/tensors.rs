@@ -34,7 +34,8 @@ pub fn random_bytes(dtype: DType, n: usize, rng: &mut Rng) -> Vec<u8> {
             DType::BF16 => out.extend_from_slice(&bf16::from_f32(x).to_le_bytes()),
             DType::F32 => out.extend_from_slice(&x.to_le_bytes()),
             DType::F64 => out.extend_from_slice(&f64::from(x).to_le_bytes()),
-            // fp8: a small value of either sign (exponent below the bias, no NaN).
+            // fp8: a small value of either sign (exponent at most the bias: magnitude below 2;
+            // no NaN).
             DType::E4M3 | DType::E5M2 => out.push((bits as u8) & 0b1011_1111),
             _ => out.extend_from_slice(&bits.to_le_bytes()[..dtype.size()]),
         }

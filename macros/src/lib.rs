@@ -8,7 +8,8 @@
 //! pub mod scale {}
 //! ```
 //!
-//! The module is filled with what `imac compile` writes into a generated crate's `lib.rs`:
+//! The module is filled with what `imac compile` writes into a generated crate's
+//! `src/stubs.rs` (which its `lib.rs` re-exports):
 //! the same compiler and the same runtime checker, the CUDA C embedded as a string. An
 //! error in the spec is a Rust compile error carrying the spec's `file:line:col` and the
 //! rendered diagnostic.

@@ -33,7 +33,7 @@ impl Record {
     }
 
     /// The record's device address, for a kernel node's parameters (a graph,
-    /// runtime/src/graph.rs), which the driver copies and cudarc's events do not see: the
+    /// runtime/src/graph/node.rs), which the driver copies and cudarc's events do not see: the
     /// graph orders its own use of the record (it waits for its last replay before it reads
     /// or frees one).
     pub(crate) fn address(&self) -> u64 {

@@ -23,8 +23,8 @@ pub use crate::element::Element;
 pub struct Tensor<T> {
     buf: CudaSlice<T>,
     /// Device address of `buf`, read once: reading it again would need a stream and
-    /// record a stream-ordering event. It stays true because nothing outside this file can
-    /// replace `buf`: [`Tensor::slice_mut`] lends a `CudaViewMut` of it, never the
+    /// record a stream-ordering event. It stays true because nothing outside this crate can
+    /// replace `buf` (the crate takes `buffer_mut` only for `device_ptr_mut`): [`Tensor::slice_mut`] lends a `CudaViewMut` of it, never the
     /// `&mut CudaSlice` that `std::mem::swap` could exchange under the address that the
     /// alignment, overlap and memo checks read.
     base_ptr: u64,

@@ -1,7 +1,8 @@
 //! The view of a buffer a tensor presents (shape, strides, offset), checked when it is made.
 //!
-//! Shared by [`crate::Tensor`] and [`crate::DynTensor`]: both refuse a view that reaches
-//! outside its buffer, and both copy to the host in logical row-major order.
+//! Shared by every tensor type (owned, borrowed, raw) and a graph's bound arguments: each
+//! refuses a view that reaches outside its buffer; the owned ones copy to the host in
+//! logical row-major order.
 
 use crate::check::TensorMeta;
 use crate::contract::DType;

@@ -106,9 +106,10 @@ pub enum Violation {
         text: &'static str,
         values: Vec<(&'static str, String)>,
     },
-    /// An extent or constraint could not be evaluated (division by zero, overflow).
+    /// An extent, constraint, grid or shared size could not be evaluated (division by zero,
+    /// overflow, a param that is not an integer).
     Eval {
-        /// `argument w: shape[0]` or `constraint`.
+        /// `argument w: shape[0]`, `constraint`, `launch grid` or `shared tile: dims[1]`.
         site: String,
         text: &'static str,
         error: EvalError,

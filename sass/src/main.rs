@@ -5,8 +5,8 @@
 //! listing does not name (cuobjdump's does not) is marked: those are not followed.
 //!
 //! `ima-round-trips --explain FUNCTION < LISTING` prints, for the entry's path and each
-//! loop's pass, every instruction at which the time grows, the register it waited for and
-//! the load that wrote it (with source lines from an `nvdisasm -g` listing).
+//! loop's pass, every instruction at which the time grows and the load it waited for (with
+//! source lines from an `nvdisasm -g` listing).
 
 use std::io::Read;
 use std::process::ExitCode;

@@ -1,5 +1,5 @@
 //! Tensor arguments and params: element types, scalar param types, quantization formats
-//! and their options, `stored` orders and `align`.
+//! and their options, `stored` orders, `align`, `tma` and `early`.
 
 use super::{CheckError, KernelChecker, Scope};
 use crate::ast::{self, ExprKind, Role, Span};

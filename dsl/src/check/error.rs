@@ -52,13 +52,14 @@ check_errors! {
     /// A name declared twice in one namespace: constants, kernels, a kernel's arguments and
     /// params (and shared arrays), or its launch indices.
     Duplicate { what: &'static str, name: String, span: Span, first: Span },
-    /// A name that CUDA C++ or the generated code already uses.
+    /// A name that CUDA C++, Rust or the generated code already uses.
     Reserved { name: String, span: Span, why: &'static str },
     /// A name in an expression that is no constant, symbol or param.
     UnknownSymbol { name: String, span: Span },
 
     // Expressions.
-    /// A `const` whose value overflows 64 bits or divides by zero.
+    /// A constant expression (a `const`'s value, or a launch number) that overflows 64 bits
+    /// or divides by zero.
     ConstOverflow { span: Span },
     /// A number where a condition is expected, or the reverse.
     TypeMismatch { expected: Ty, found: Ty, span: Span },
@@ -156,7 +157,8 @@ check_errors! {
     /// A quantized argument's tile whose rows are not 64 to 2048 in steps of 64, or whose
     /// columns are not 32 to 256 in steps of 32.
     TmaQuantBox { arg: String, rows: u64, cols: u64, span: Span },
-    /// `align(N)` on a shared array other than a power of two from 16 to 1024.
+    /// `align(N)` on a shared array other than a power of two from 16 to 1024 (raised by
+    /// check/shared.rs).
     SharedAlign { name: String, align: u64, span: Span },
 
     // Value contracts (check/values.rs).
@@ -187,7 +189,8 @@ check_errors! {
     LaunchNotConstant { what: &'static str, text: String, span: Span },
     /// `threads N` outside 1 to 1024.
     ThreadsOutOfRange { threads: i64, span: Span },
-    /// `threads N` with `launch grid(...) block(...)`.
+    /// `threads N` with `launch grid(...)` or `persistent(...)`, whose `block(...)` gives the
+    /// size.
     ThreadsWithGrid { span: Span },
     /// A `block(...)` dimension outside 1 to 1024.
     BlockDimOutOfRange { dim: i64, span: Span },

@@ -1,5 +1,5 @@
-//! The launch: its form (`launch over`, `launch blocks over`, `launch grid`), the block's
-//! shape, `min_blocks`, and the launch indices.
+//! The launch: its form (`launch over`, `launch blocks over`, `launch grid`, `launch
+//! persistent`), the block's shape, the cluster, `min_blocks`, and the launch indices.
 
 use super::{CheckError, DEFAULT_BLOCK, KernelChecker, Scope, check_reserved, duplicate};
 use crate::ast::{self, Role, Span};

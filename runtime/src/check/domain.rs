@@ -32,7 +32,8 @@ pub(super) struct Domain {
 }
 
 /// The domain of `c`'s launch, `None` where something it needs was already refused
-/// (reporting [`Violation::TooLarge`], [`Violation::Grid`] and evaluation errors here).
+/// (reporting [`Violation::TooLarge`], [`Violation::Grid`], [`Violation::ClusterGrid`] and
+/// evaluation errors here).
 pub(super) fn domain(
     c: &KernelContract,
     args: &[TensorMeta<'_>],

@@ -97,7 +97,8 @@ pub(super) fn contract_faults(c: &KernelContract) -> Vec<Violation> {
 }
 
 /// Whether `stored` holds each of `0..rank` exactly once. Quadratic, but ranks are small,
-/// and it allocates nothing: this runs at every launch.
+/// and it allocates nothing: this runs at each kernel load, at every call of `check()`, and
+/// at every launch of a contract found unsound.
 fn is_permutation(stored: &[usize], rank: usize) -> bool {
     stored.len() == rank
         && stored

@@ -1,4 +1,4 @@
-//! Launch arguments for the checks' unit tests (cost, memo): contiguous tensors of given
+//! Launch arguments for the checks' unit tests (cost, memo, abi): contiguous tensors of given
 //! shapes, far apart in memory, on one device.
 
 #[path = "../../tests/common/touch.rs"]

@@ -16,8 +16,9 @@ pub enum ZeroStyle {
     /// and of AutoGPTQ: the stored word is `r - 0x11111111` on the whole 32-bit word
     /// (wrapping), and is read back as `stored + 0x11111111`, carries included. This is
     /// GPTQModel's own conversion in both directions, so every real zero, 0 included,
-    /// round-trips exactly: a real zero of 0 is stored as 15 and borrows 1 from the nibble
-    /// above, which the carry of the addition gives back.
+    /// round-trips exactly: a real zero of 0 is stored as 15 (14 where the nibble below
+    /// borrowed too) and borrows 1 from the nibble above, which the carry of the addition
+    /// gives back.
     ///
     /// For words with no real zero of 0 this is the classic per-nibble `stored + 1`
     /// (vLLM's `gptq_gemm`, AutoGPTQ's kernels); they differ only where a zero is 0, which

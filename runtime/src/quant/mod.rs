@@ -7,7 +7,8 @@
 //! group size `G` satisfies `1 <= G <= K` (`G == K`: one group); there are
 //! `NG = ceil(K/G)` groups, the last one possibly partial. Every buffer is **padded**: a
 //! `K` that is no multiple of 8 or of `G`, or an `N` that is no multiple of 8, still
-//! yields whole words and groups. Pad nibbles are written as 0 and are never read as data.
+//! yields whole words and groups. Pad nibbles are written as 0 (in GPTQ v1's qzeros, before
+//! the word is stored minus `0x11111111`) and are never read as data.
 //!
 //! A packed word is an `i32` of 8 nibbles; nibble `i` is bits `4*i .. 4*i+4`
 //! (`(word >> 4*i) & 0xF` on the unsigned bit pattern); nibble 0 is the least significant.
@@ -30,7 +31,8 @@
 //! - GPTQ [`ZeroStyle::MinusOne`] ("v1", GPTQModel's and AutoGPTQ's default on disk):
 //!   the word of real zeros minus `0x11111111` on the whole word, wrapping; read as
 //!   `stored + 0x11111111`, carries included, then the nibble. Exact for every real zero,
-//!   0 included (stored 15, borrowing from the nibble above). docs/quantized.md compares
+//!   0 included (stored 15, or 14 where the nibble below borrowed too, borrowing from the
+//!   nibble above). docs/quantized.md compares
 //!   it with vLLM's per-nibble `stored + 1`.
 //! - GPTQ [`ZeroStyle::Plain`] and AWQ: `s = z`.
 //! - GPTQ [`ZeroStyle::Symmetric`]: no qzeros buffer; `z = 8`.

@@ -3,7 +3,8 @@
 //! Unpacked values are row-major `[rows, cols]` arrays: 4-bit values as `u8` in `0..=15`,
 //! int8 values as `i8`. Packed words are `i32` holding 8 nibbles; nibble `i` is bits
 //! `4*i .. 4*i+4` (nibble 0 is the least significant). Pad nibbles (past the last row or
-//! column) are written as 0 and ignored when unpacking.
+//! column) are written as 0 (in GPTQ v1's qzeros, before the whole word is stored minus
+//! `0x11111111`) and ignored when unpacking.
 
 use super::error::QuantError;
 use super::format::ZeroStyle;
@@ -126,8 +127,9 @@ pub fn unpack_gptq(qweight: &[i32], k: usize, n: usize) -> Result<Vec<u8>, Quant
 /// GPTQ qzeros: `zeros` are the real zero points `[groups, N]` in `0..=15`; returns
 /// `[groups, ceil(N/8)]` words: the real zero of `(g, n)` is nibble `n % 8` of word
 /// `(g, n / 8)` once the word is read as the style says ([`ZeroStyle::load_word`]).
-/// `MinusOne` stores each whole word minus `0x11111111`, as GPTQModel writes v1 (its pad
-/// nibbles, real zeros 0, are stored as 15). `Symmetric` has no packed zeros and is an
+/// `MinusOne` stores each whole word minus `0x11111111`, as GPTQModel writes v1 (a real
+/// zero of 0, pads included, is stored as 15, or 14 where the nibble below borrowed too;
+/// reading back with the carries restores it). `Symmetric` has no packed zeros and is an
 /// error.
 pub fn pack_gptq_zeros(
     zeros: &[u8],

@@ -147,7 +147,8 @@ fn quantize_rows<T>(
 /// `ZeroStyle::MinusOne` / `Plain`: asymmetric (min/max, range widened to include 0),
 /// zeros stored as the style says. `ZeroStyle::Symmetric`: absmax, `scale = max|w| / 7.5`
 /// (GPTQ's `2 * max / 15`), zero 8, no qzeros. With `g_idx` (act-order), row `k`
-/// belongs to group `g_idx[k]`; a group no row uses gets scale 1 and zero 0.
+/// belongs to group `g_idx[k]`; a group no row uses gets scale 1 and zero 0 (8 for
+/// `Symmetric`).
 pub fn quantize_gptq<S: QuantScale>(
     w: &[f32],
     k: usize,
