@@ -43,101 +43,14 @@ mod tests {
     //! sign of `ceil`'s operands.
 
     use super::c_expr;
-    use ima_dsl::ir::{self, BinOp, Body, DType, EmptyPolicy, Expr, Kernel, Launch, Resident};
+    use crate::random_exprs::{PARAMS, SYMBOLS, cases, kernel};
     use std::fmt::Write;
     use std::process::Command;
-
-    const SYMBOLS: [&str; 3] = ["A", "B", "C"];
-    const PARAMS: [&str; 2] = ["p", "q"];
-
-    fn kernel() -> Kernel {
-        Kernel {
-            name: "k".into(),
-            docs: vec![],
-            line: 1,
-            symbols: SYMBOLS
-                .iter()
-                .enumerate()
-                .map(|(dim, s)| ir::Symbol {
-                    name: s.to_string(),
-                    arg: 0,
-                    dim,
-                })
-                .collect(),
-            args: vec![],
-            params: PARAMS
-                .iter()
-                .map(|p| ir::Param {
-                    name: p.to_string(),
-                    docs: vec![],
-                    dtype: DType::I64,
-                })
-                .collect(),
-            constraints: vec![],
-            shared: vec![],
-            empty: EmptyPolicy::Skip,
-            launch: Launch::Grid {
-                grid: vec![],
-                resident: Resident::No,
-                cluster: None,
-            },
-            body: Body {
-                text: String::new(),
-                line: 1,
-            },
-            block: [1, 1, 1],
-            block_from_occupancy: false,
-            min_blocks: 1,
-        }
-    }
-
-    /// splitmix64: deterministic, so a failure reproduces.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-
-        fn value(&mut self) -> i64 {
-            self.below(50) as i64 - 12
-        }
-    }
-
-    fn expr(rng: &mut Rng, depth: u32) -> Expr {
-        let leaf = depth == 0 || rng.below(4) == 0;
-        if leaf {
-            return match rng.below(3) {
-                // Negative literals are what a `const` below zero folds to; i64::MIN, rarely.
-                0 if rng.below(64) == 0 => Expr::Const(i64::MIN),
-                0 => Expr::Const(rng.below(40) as i64 - 20),
-                1 => Expr::Sym(rng.below(SYMBOLS.len() as u64) as usize),
-                _ => Expr::Param(rng.below(PARAMS.len() as u64) as usize),
-            };
-        }
-        let sub = |rng: &mut Rng| Box::new(expr(rng, depth - 1));
-        match rng.below(8) {
-            0 => Expr::Neg(sub(rng)),
-            1 => Expr::Not(sub(rng)),
-            _ => {
-                let op = BinOp::ALL[rng.below(BinOp::ALL.len() as u64) as usize];
-                Expr::Bin(op, sub(rng), sub(rng))
-            }
-        }
-    }
 
     #[test]
     fn c_text_evaluates_as_the_contract() {
         let k = kernel();
-        let mut rng = Rng(17);
+        let cases = cases(17, 2000);
         let mut program = String::from(
             "#include <cstdio>\n\
              #include \"host_shim.h\"\n\
@@ -146,29 +59,21 @@ mod tests {
              static long long max(long long a, long long b) { return a > b ? a : b; }\n\
              int main() {\n",
         );
-        let mut expected = Vec::new();
-        while expected.len() < 2000 {
-            let e = expr(&mut rng, 4);
-            let symbols: Vec<i64> = SYMBOLS.iter().map(|_| rng.value()).collect();
-            let params: Vec<i64> = PARAMS.iter().map(|_| rng.value()).collect();
-            let Ok(v) = e.eval(&symbols, &params) else {
-                continue;
-            };
+        for c in &cases {
             let mut decls = String::new();
             for (name, v) in SYMBOLS
                 .iter()
-                .zip(&symbols)
-                .chain(PARAMS.iter().zip(&params))
+                .zip(&c.symbols)
+                .chain(PARAMS.iter().zip(&c.params))
             {
                 write!(decls, "long long {name} = {v}LL; ").unwrap();
             }
             writeln!(
                 program,
                 "  {{ {decls}printf(\"%lld\\n\", (long long)({})); }}",
-                c_expr(&k, &e)
+                c_expr(&k, &c.expr)
             )
             .unwrap();
-            expected.push((v, c_expr(&k, &e), symbols, params));
         }
         program.push_str("  return 0;\n}\n");
 
@@ -194,12 +99,15 @@ mod tests {
         assert!(ran.status.success());
         let out = String::from_utf8(ran.stdout).unwrap();
         let got: Vec<&str> = out.lines().collect();
-        assert_eq!(got.len(), expected.len());
-        for (g, (want, text, symbols, params)) in got.iter().zip(&expected) {
+        assert_eq!(got.len(), cases.len());
+        for (g, c) in got.iter().zip(&cases) {
             assert_eq!(
                 g.parse::<i64>().unwrap(),
-                *want,
-                "{text} at symbols {symbols:?}, params {params:?}"
+                c.value,
+                "{} at symbols {:?}, params {:?}",
+                c_expr(&k, &c.expr),
+                c.symbols,
+                c.params
             );
         }
     }

@@ -8,6 +8,8 @@ pub mod cuda;
 pub mod explain;
 pub mod package;
 pub mod python;
+#[cfg(test)]
+mod random_exprs;
 mod readme;
 pub mod runtime_dep;
 pub mod rust;

@@ -252,22 +252,24 @@ fn py_type(d: ir::DType) -> &'static str {
     if d.is_integer() { "int" } else { "float" }
 }
 
-/// An extent as a Python expression over `s_NAME` symbol variables and params.
+/// An extent as a Python expression over `s_NAME` symbol variables and params, with the
+/// contract's semantics: `/` and `%` truncate as in C (`_imac.c_div`, `c_rem`; Python's
+/// floor), logic gives 0 or 1 (Python's `and` and `or` give an operand).
 fn py_expr(k: &ir::Kernel, e: &Expr) -> String {
     match e {
         Expr::Const(v) => v.to_string(),
         Expr::Sym(s) => format!("s_{}", k.symbols[*s].name),
         Expr::Param(p) => k.params[*p].name.clone(),
         Expr::Neg(a) => format!("(-{})", py_expr(k, a)),
-        Expr::Not(a) => format!("(not {})", py_expr(k, a)),
+        Expr::Not(a) => format!("(0 if {} else 1)", py_expr(k, a)),
         Expr::Bin(op, a, b) => {
             let (a, b) = (py_expr(k, a), py_expr(k, b));
             match op {
                 BinOp::Add => format!("({a} + {b})"),
                 BinOp::Sub => format!("({a} - {b})"),
                 BinOp::Mul => format!("({a} * {b})"),
-                BinOp::Div => format!("({a} // {b})"),
-                BinOp::Rem => format!("({a} % {b})"),
+                BinOp::Div => format!("_imac.c_div({a}, {b})"),
+                BinOp::Rem => format!("_imac.c_rem({a}, {b})"),
                 BinOp::CeilDiv => format!("(-((-{a}) // {b}))"),
                 BinOp::Min => format!("_imac.sym_min({a}, {b})"),
                 BinOp::Max => format!("_imac.sym_max({a}, {b})"),
@@ -277,8 +279,8 @@ fn py_expr(k: &ir::Kernel, e: &Expr) -> String {
                 BinOp::Le => format!("({a} <= {b})"),
                 BinOp::Gt => format!("({a} > {b})"),
                 BinOp::Ge => format!("({a} >= {b})"),
-                BinOp::And => format!("({a} and {b})"),
-                BinOp::Or => format!("({a} or {b})"),
+                BinOp::And => format!("(1 if {a} and {b} else 0)"),
+                BinOp::Or => format!("(1 if {a} or {b} else 0)"),
             }
         }
     }
@@ -710,7 +712,57 @@ fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{PACKAGE_NAMES, init_py, init_pyi};
+    use super::{PACKAGE_NAMES, init_py, init_pyi, py_expr};
+    use crate::random_exprs::{PARAMS, SYMBOLS, cases, kernel};
+    use std::fmt::Write;
+
+    /// The Python the package prints for an extent (its outputs' shapes), run by `python3`
+    /// with the package's `_imac.py`, gives the value of the contract's one evaluator on
+    /// random expressions and inputs wherever that evaluation succeeds: C's truncating `/`
+    /// and `%`, not Python's flooring ones, and 0 or 1 from logic.
+    #[test]
+    fn python_text_evaluates_as_the_contract() {
+        let k = kernel();
+        let cases = cases(29, 2000);
+        let mut program = format!(
+            "import sys\nsys.path.insert(0, {:?})\nimport _imac\n",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/templates/python")
+        );
+        for c in &cases {
+            for (name, v) in SYMBOLS.iter().zip(&c.symbols) {
+                write!(program, "s_{name} = {v}; ").unwrap();
+            }
+            for (name, v) in PARAMS.iter().zip(&c.params) {
+                write!(program, "{name} = {v}; ").unwrap();
+            }
+            writeln!(program, "print(int({}))", py_expr(&k, &c.expr)).unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("py_expr.py");
+        std::fs::write(&src, &program).unwrap();
+        let ran = std::process::Command::new("python3")
+            .arg(&src)
+            .output()
+            .expect("running python3");
+        assert!(
+            ran.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let out = String::from_utf8(ran.stdout).unwrap();
+        let got: Vec<&str> = out.lines().collect();
+        assert_eq!(got.len(), cases.len());
+        for (g, c) in got.iter().zip(&cases) {
+            assert_eq!(
+                g.parse::<i64>().unwrap(),
+                c.value,
+                "{} at symbols {:?}, params {:?}",
+                py_expr(&k, &c.expr),
+                c.symbols,
+                c.params
+            );
+        }
+    }
 
     /// A spec cannot name a kernel or a constant as the package's own exports: the checker
     /// reserves each of them (and SPEC_FILE, ops).

@@ -143,6 +143,17 @@ class QuantWeight:
         )
 
 
+def c_div(a, b):
+    """`a / b` as C and the contract divide, truncated toward zero (Python's `//` floors)."""
+    q = a // b
+    return q + 1 if q < 0 and q * b != a else q
+
+
+def c_rem(a, b):
+    """`a % b` as C and the contract take it, with the dividend's sign."""
+    return a - b * c_div(a, b)
+
+
 def sym_min(a, b):
     try:
         import torch
