@@ -30,7 +30,7 @@ use crate::contract::DType;
 use crate::device::DeviceId;
 use crate::element::Element;
 use crate::error::Error;
-use crate::view::View;
+use crate::view::{View, checked_buffer_len};
 
 /// The device address of a cudarc view, read once when a borrowed tensor is made (as an
 /// owned [`crate::Tensor`] reads its buffer's): it records a read on the view's own
@@ -56,7 +56,7 @@ impl<'a, T: Element> TensorView<'a, T> {
     /// The contiguous row-major view of `shape` over the first elements of `buf`
     /// (`slice.as_view()`, `slice.slice(range)`, or a view's `split_at`).
     pub fn new(buf: CudaView<'a, T>, shape: &[usize]) -> Result<Self, Error> {
-        let view = View::contiguous(shape, buf.len())?;
+        let view = View::contiguous(shape, checked_buffer_len(buf.len(), size_of::<T>())?)?;
         let base_ptr = address(&buf, buf.stream());
         Ok(TensorView {
             buf,
@@ -144,7 +144,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
     /// The contiguous row-major view of `shape` over the first elements of `buf`
     /// (`slice.as_view_mut()`, `slice.slice_mut(range)`, or a half of `split_at_mut`).
     pub fn new(buf: CudaViewMut<'a, T>, shape: &[usize]) -> Result<Self, Error> {
-        let view = View::contiguous(shape, buf.len())?;
+        let view = View::contiguous(shape, checked_buffer_len(buf.len(), size_of::<T>())?)?;
         let base_ptr = address(&buf, buf.stream());
         Ok(TensorViewMut {
             buf,
@@ -331,7 +331,8 @@ impl<'a> RawTensor<'a> {
             None => (0, 0),
             Some(r) => {
                 // Elements below the first and above it, and the first itself.
-                let below_above = usize::try_from(-r.lo).ok().zip(usize::try_from(r.hi).ok());
+                let below = r.lo.checked_neg().and_then(|b| usize::try_from(b).ok());
+                let below_above = below.zip(usize::try_from(r.hi).ok());
                 below_above
                     .and_then(|(below, above)| {
                         Some((below, below.checked_add(above)?.checked_add(1)?))
@@ -469,6 +470,16 @@ mod tests {
         // Empty: no elements at the address.
         let t = spanning(0, &[0, 4], &[4, 1]).unwrap();
         assert_eq!((t.base_ptr(), t.meta().buffer_len), (0, 0));
+    }
+
+    #[test]
+    fn a_spanning_view_past_the_address_space_is_refused_not_a_panic() {
+        // Each term of the reach is -2^127 + 2^64: their sum saturates at i128::MIN, whose
+        // negation overflows (a panic in debug builds before it was checked).
+        let e = spanning(0x1000, &[usize::MAX, usize::MAX], &[isize::MIN, isize::MIN])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("reaches past the address space"), "{e}");
     }
 
     #[test]

@@ -105,7 +105,8 @@ fn gather<T>(
     if n == 0 {
         return Ok(());
     }
-    if dst.len() * size_of::<T>() < n * size {
+    let (have, need) = (dst.len().checked_mul(size_of::<T>()), n.checked_mul(size));
+    if !matches!((have, need), (Some(have), Some(need)) if have >= need) {
         return Err(Error::Internal(
             "a gather's destination is too short".into(),
         ));
@@ -155,7 +156,7 @@ fn contiguous<T: Element>(
         )));
     }
     let shape = meta.shape.to_vec();
-    let n = checked_numel(&shape)?;
+    let n = checked_numel(&shape, size_of::<T>())?;
     // SAFETY: every element the tensor's view covers is written by the gather before the
     // stream runs anything else; an empty tensor's one element is never read.
     let mut buf = unsafe { stream.alloc::<T>(n.max(1)) }.map_err(Error::driver(format!(
@@ -172,8 +173,8 @@ fn contiguous_bytes(
     src: &dyn DeviceTensor,
 ) -> Result<CudaSlice<u8>, Error> {
     let meta = src.meta();
-    let n = checked_numel(meta.shape)?;
-    let bytes = n.max(1).saturating_mul(meta.dtype.size());
+    let n = checked_numel(meta.shape, meta.dtype.size())?;
+    let bytes = n.max(1) * meta.dtype.size();
     // SAFETY: as in `contiguous`.
     let mut buf = unsafe { stream.alloc::<u8>(bytes) }.map_err(Error::driver(format!(
         "allocating {n} {} elements",

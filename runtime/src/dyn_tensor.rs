@@ -38,7 +38,7 @@ impl DynTensor {
         bytes: &[u8],
         shape: &[usize],
     ) -> Result<Self, Error> {
-        let n = checked_numel(shape)?;
+        let n = checked_numel(shape, dtype.size())?;
         let expected = n.checked_mul(dtype.size()).ok_or_else(|| Error::Layout {
             reason: format!("the size in bytes of {dtype} elements overflows"),
             shape: shape.to_vec(),
@@ -67,8 +67,8 @@ impl DynTensor {
 
     /// A contiguous tensor of zero bytes.
     pub fn zeros(stream: &Arc<CudaStream>, dtype: DType, shape: &[usize]) -> Result<Self, Error> {
-        let n = checked_numel(shape)?;
-        let bytes = n.max(1).saturating_mul(dtype.size());
+        let n = checked_numel(shape, dtype.size())?;
+        let bytes = n.max(1) * dtype.size();
         let buf = stream
             .alloc_zeros::<u8>(bytes)
             .map_err(Error::driver(format!("allocating {n} {dtype} elements")))?;

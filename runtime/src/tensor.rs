@@ -14,7 +14,7 @@ use crate::borrowed::{TensorView, TensorViewMut, read_range};
 use crate::check::TensorMeta;
 use crate::device::DeviceId;
 use crate::error::Error;
-use crate::view::{View, checked_numel};
+use crate::view::{View, checked_buffer_len, checked_numel};
 
 pub use crate::element::Element;
 
@@ -34,7 +34,7 @@ pub struct Tensor<T> {
 impl<T: Element> Tensor<T> {
     /// Copies `data` (row-major, `shape`'s element count) to the device.
     pub fn from_host(stream: &Arc<CudaStream>, data: &[T], shape: &[usize]) -> Result<Self, Error> {
-        let n = checked_numel(shape)?;
+        let n = checked_numel(shape, size_of::<T>())?;
         if n != data.len() {
             return Err(Error::HostLen {
                 shape: shape.to_vec(),
@@ -55,13 +55,22 @@ impl<T: Element> Tensor<T> {
 
     /// A contiguous tensor with every element `value`.
     pub fn full(stream: &Arc<CudaStream>, value: T, shape: &[usize]) -> Result<Self, Error> {
-        let n = checked_numel(shape)?;
-        Self::from_host(stream, &vec![value; n], shape)
+        let n = checked_numel(shape, size_of::<T>())?;
+        let mut host = Vec::new();
+        host.try_reserve_exact(n).map_err(|_| Error::Layout {
+            reason: format!("the {n} elements' host copy does not fit in memory"),
+            shape: shape.to_vec(),
+            strides: vec![],
+            offset: 0,
+            buffer_len: 0,
+        })?;
+        host.resize(n, value);
+        Self::from_host(stream, &host, shape)
     }
 
     /// A contiguous tensor of zeros.
     pub fn zeros(stream: &Arc<CudaStream>, shape: &[usize]) -> Result<Self, Error> {
-        let n = checked_numel(shape)?;
+        let n = checked_numel(shape, size_of::<T>())?;
         let buf = stream
             .alloc_zeros::<T>(n.max(1))
             .map_err(Error::driver(format!(
@@ -73,7 +82,7 @@ impl<T: Element> Tensor<T> {
 
     /// Wraps an existing buffer as a contiguous row-major tensor over its first elements.
     pub fn from_slice(buf: CudaSlice<T>, shape: &[usize]) -> Result<Self, Error> {
-        let view = View::contiguous(shape, buf.len())?;
+        let view = View::contiguous(shape, checked_buffer_len(buf.len(), size_of::<T>())?)?;
         let base_ptr = {
             let (ptr, _record) = buf.device_ptr(buf.stream());
             ptr

@@ -152,7 +152,18 @@ impl View {
     /// logical row-major order.
     pub fn gather<T: Copy>(&self, buffer: &[T], size: usize) -> Result<Vec<T>, Error> {
         let n = self.numel();
-        let mut out = Vec::with_capacity(n.saturating_mul(size));
+        // A broadcast view of a short buffer can have more elements than the host holds.
+        let mut out = Vec::new();
+        let reserved = n.checked_mul(size).map(|len| out.try_reserve_exact(len));
+        if !matches!(reserved, Some(Ok(()))) {
+            return Err(Error::Layout {
+                reason: format!("a host copy of its {n} elements does not fit in memory"),
+                shape: self.shape.clone(),
+                strides: self.strides.clone(),
+                offset: self.offset,
+                buffer_len: buffer.len() / size.max(1),
+            });
+        }
         let mut index = vec![0usize; self.shape.len()];
         for _ in 0..n {
             let at = index
@@ -183,16 +194,31 @@ impl View {
     }
 }
 
-/// The element count of `shape`, for a tensor about to be made; refuses a shape whose
-/// count overflows.
-pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize, Error> {
-    layout::numel(shape).ok_or_else(|| Error::Layout {
-        reason: "the element count overflows".into(),
-        shape: shape.to_vec(),
-        strides: vec![],
-        offset: 0,
-        buffer_len: 0,
-    })
+/// The element count of `shape`, for a tensor of `elem_size`-byte elements about to be
+/// made; refuses a shape whose count or size in bytes overflows (past `isize::MAX`, which
+/// no allocation reaches). cudarc computes a typed allocation's bytes without a check, so
+/// an unchecked count would wrap into a small buffer that records the large length.
+pub(crate) fn checked_numel(shape: &[usize], elem_size: usize) -> Result<usize, Error> {
+    let n = layout::numel(shape);
+    let fits = n
+        .and_then(|n| n.checked_mul(elem_size))
+        .is_some_and(|b| b <= isize::MAX as usize);
+    match n {
+        Some(n) if fits => Ok(n),
+        _ => Err(Error::Layout {
+            reason: "the element count or its size in bytes overflows".into(),
+            shape: shape.to_vec(),
+            strides: vec![],
+            offset: 0,
+            buffer_len: 0,
+        }),
+    }
+}
+
+/// Refuses a device buffer of `len` elements of `elem_size` bytes whose size in bytes
+/// overflows: one that cudarc allocated with a wrapped byte count, far shorter than `len`.
+pub(crate) fn checked_buffer_len(len: usize, elem_size: usize) -> Result<usize, Error> {
+    checked_numel(&[len], elem_size)
 }
 
 #[cfg(test)]
@@ -221,6 +247,26 @@ mod tests {
             r.gather(&[10, 11, 12, 13, 14, 15], 1).unwrap(),
             [12, 11, 10]
         );
+    }
+
+    #[test]
+    fn a_tensor_whose_size_in_bytes_overflows_is_refused_before_it_is_allocated() {
+        // (2^62 + 1) f32s: cudarc's unchecked byte count would wrap to 4 bytes.
+        assert!(checked_numel(&[(1 << 62) + 1], 4).is_err());
+        assert!(checked_numel(&[1 << 61], 4).is_err());
+        assert_eq!(checked_numel(&[(1 << 61) - 1], 4).unwrap(), (1 << 61) - 1);
+        assert!(checked_numel(&[1 << 62, 4], 1).is_err());
+        assert_eq!(checked_numel(&[0, usize::MAX], 8).unwrap(), 0);
+        assert!(checked_buffer_len((1 << 62) + 1, 4).is_err());
+        assert_eq!(checked_buffer_len(1 << 20, 4).unwrap(), 1 << 20);
+    }
+
+    #[test]
+    fn a_host_copy_larger_than_memory_is_an_error_not_a_panic() {
+        // One element broadcast to 2^62: a valid view whose copy cannot be made.
+        let v = View::new(&[1 << 62], &[0], 0, 1).unwrap();
+        let e = v.gather(&[0u8; 4], 4).unwrap_err().to_string();
+        assert!(e.contains("does not fit in memory"), "{e}");
     }
 
     #[test]

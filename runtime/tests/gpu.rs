@@ -309,6 +309,26 @@ fn views_gather_in_logical_order() {
     );
 }
 
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_tensor_whose_bytes_overflow_is_refused_not_allocated_short() {
+    // (2^62 + 1) f32s: cudarc's unchecked byte count would wrap to 4 bytes, a buffer that
+    // records 2^62 + 1 elements and that any launch past its first would overrun.
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.default_stream();
+    let huge = [(1usize << 62) + 1];
+    let e = Tensor::<f32>::zeros(&stream, &huge).unwrap_err();
+    assert!(e.to_string().contains("size in bytes overflows"), "{e}");
+    // One element broadcast to as many: a valid view, whose contiguous copy is refused
+    // before its allocation, and whose host copy cannot be made.
+    let one = Tensor::<f32>::zeros(&stream, &[1]).unwrap();
+    let wide = one.with_layout(&huge, &[0], 0).unwrap();
+    let e = wide.contiguous(&stream).unwrap_err();
+    assert!(e.to_string().contains("size in bytes overflows"), "{e}");
+    let e = wide.to_host(&stream).unwrap_err();
+    assert!(e.to_string().contains("does not fit in memory"), "{e}");
+}
+
 /// Needs 8 GiB of the GPU's memory: an output of 2^31 f32s.
 #[test]
 #[ignore = "needs a CUDA GPU"]
