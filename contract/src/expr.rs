@@ -118,24 +118,42 @@ pub trait Env {
 /// - `&&` and `||` short-circuit, so that `N > 0 && K / N == 2` cannot divide by zero;
 ///   comparisons and logic yield 0 or 1.
 pub fn eval<X: ExprView + ?Sized, V: Env + ?Sized>(e: &X, env: &V) -> Result<i64, V::Error> {
+    eval_peak(e, env).map(|(value, _)| value)
+}
+
+/// [`eval`]'s value, and the largest magnitude among the values computed on the way (each
+/// subexpression's, the result's included): generated C computes every one of them in the
+/// entry point's index type, so a 32-bit entry point is exact only where this fits in 32
+/// bits (`N * M / K` overflows where N, M, K and the result fit).
+pub fn eval_peak<X: ExprView + ?Sized, V: Env + ?Sized>(
+    e: &X,
+    env: &V,
+) -> Result<(i64, u64), V::Error> {
     use BinOp::*;
-    Ok(match e.node() {
-        Node::Const(v) => v,
-        Node::Sym(i) => env.symbol(i)?,
-        Node::Param(i) => env.param(i)?,
-        Node::Neg(a) => eval(a, env)?.checked_neg().ok_or(EvalError::Overflow)?,
-        Node::Not(a) => (eval(a, env)? == 0) as i64,
+    let (value, below) = match e.node() {
+        Node::Const(v) => (v, 0),
+        Node::Sym(i) => (env.symbol(i)?, 0),
+        Node::Param(i) => (env.param(i)?, 0),
+        Node::Neg(a) => {
+            let (a, peak) = eval_peak(a, env)?;
+            (a.checked_neg().ok_or(EvalError::Overflow)?, peak)
+        }
+        Node::Not(a) => {
+            let (a, peak) = eval_peak(a, env)?;
+            ((a == 0) as i64, peak)
+        }
         Node::Bin(op, a, b) => {
-            let a = eval(a, env)?;
+            let (a, peak_a) = eval_peak(a, env)?;
             match op {
-                And if a == 0 => return Ok(0),
-                Or if a != 0 => return Ok(1),
+                And if a == 0 => return Ok((0, peak_a)),
+                Or if a != 0 => return Ok((1, peak_a)),
                 _ => {}
             }
-            let b = eval(b, env)?;
-            apply(op, a, b)?
+            let (b, peak_b) = eval_peak(b, env)?;
+            (apply(op, a, b)?, peak_a.max(peak_b))
         }
-    })
+    };
+    Ok((value, below.max(value.unsigned_abs())))
 }
 
 /// `a op b` on values, with [`eval`]'s semantics (`&&` and `||` on evaluated operands).
@@ -236,6 +254,23 @@ mod tests {
         assert_eq!(bin(BinOp::CeilDiv, 0, i64::MIN), Ok(0));
         assert_eq!(bin(BinOp::CeilDiv, i64::MIN, -1), Err(EvalError::Overflow));
         assert_eq!(bin(BinOp::CeilDiv, i64::MIN + 2, -1), Ok(i64::MAX - 1));
+    }
+
+    #[test]
+    fn the_peak_is_the_largest_magnitude_on_the_way() {
+        // N * M / K at 65536 each: the value 65536, N * M = 2^32 on the way.
+        let n = leak(Expr::Sym(0));
+        let nm = leak(Expr::Bin(BinOp::Mul, n, n));
+        let e = Expr::Bin(BinOp::Div, nm, n);
+        assert_eq!(e.eval_peak(&[1 << 16], &[]), Ok((1 << 16, 1 << 32)));
+        // A negative step counts by its magnitude; a short-circuited operand not at all.
+        let neg = Expr::Bin(BinOp::Add, leak(Expr::Const(-5_000_000_000)), nm);
+        assert_eq!(
+            neg.eval_peak(&[1], &[]),
+            Ok((-4_999_999_999, 5_000_000_000))
+        );
+        let skipped = Expr::Bin(BinOp::And, leak(Expr::Const(0)), nm);
+        assert_eq!(skipped.eval_peak(&[1 << 16], &[]), Ok((0, 0)));
     }
 
     #[test]

@@ -26,6 +26,12 @@ impl Expr {
         crate::eval(self, &Values { symbols, params })
     }
 
+    /// [`Expr::eval`], with the largest magnitude it computes on the way
+    /// ([`crate::eval_peak`]).
+    pub fn eval_peak(&self, symbols: &[i64], params: &[Scalar]) -> Result<(i64, u64), EvalError> {
+        crate::eval_peak(self, &Values { symbols, params })
+    }
+
     /// Symbols and params it mentions, each once, in first-use order.
     pub fn mentions(&self, syms: &mut Vec<usize>, params: &mut Vec<usize>) {
         match *self {

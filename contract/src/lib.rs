@@ -17,7 +17,9 @@ pub mod owned;
 
 pub use abi::EntryParam;
 pub use dtype::DType;
-pub use expr::{BinOp, Env, EvalError, ExprView, Node, NotConst, apply, eval, eval_const};
+pub use expr::{
+    BinOp, Env, EvalError, ExprView, Node, NotConst, apply, eval, eval_const, eval_peak,
+};
 pub use kernel::{
     Binding, Constraint, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param, Resident, Role,
     SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox, TmaLayout, ValueContract,

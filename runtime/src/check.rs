@@ -276,7 +276,7 @@ pub(crate) fn check_launch(
         args,
         &reaches,
         symbols,
-        value_bounds(contract, &env),
+        device_peak(contract, &env),
         domain.numel,
         grid,
         shared_bytes,
@@ -422,16 +422,26 @@ fn check_value_ranges(
     }
 }
 
-/// The largest magnitude among the launch's value-contract bounds, which the kernel
-/// computes in its index type (`NP * PART + 1` overflows 32 bits long before any extent
-/// does).
-fn value_bounds(c: &KernelContract, env: &Env<'_>) -> i128 {
-    c.args
+/// The largest magnitude among the values the kernel computes from its contract's
+/// expressions, every step of each (the arguments' extents, the shared arrays', the value
+/// contracts' bounds), all in its index type: `N * M / K` overflows 32 bits where N, M, K
+/// and the extent fit, and `NP * PART + 1` long before any extent does.
+fn device_peak(c: &KernelContract, env: &Env<'_>) -> i128 {
+    let extents = c
+        .args
+        .iter()
+        .flat_map(|a| a.dims)
+        .chain(c.shared.iter().flat_map(|s| s.dims))
+        .map(|d| d.expr);
+    let bounds = c
+        .args
         .iter()
         .filter_map(|a| a.values)
-        .flat_map(|v| [v.lo.expr, v.hi.expr])
-        .filter_map(|e| env.eval(&e)?.ok())
-        .map(|b| (b as i128).abs())
+        .flat_map(|v| [v.lo.expr, v.hi.expr]);
+    extents
+        .chain(bounds)
+        .filter_map(|e| env.peak(&e)?.ok())
+        .map(i128::from)
         .max()
         .unwrap_or(0)
 }
@@ -443,7 +453,7 @@ fn plan(
     args: &[TensorMeta<'_>],
     reaches: &[Option<Reach>],
     symbols: &[i64],
-    value_bounds: i128,
+    device_peak: i128,
     numel: u64,
     grid: [u32; 3],
     shared_bytes: u32,
@@ -457,7 +467,7 @@ fn plan(
     let small = |x: i128| x.abs() <= I32_LIMIT;
     let fits_i32 = numel as i128 + GRID_THREADS as i128 <= I32_LIMIT
         && values.iter().all(|&s| small(s as i128))
-        && small(value_bounds)
+        && small(device_peak)
         && args.iter().zip(reaches).all(|(m, reach)| {
             m.shape.iter().all(|&n| small(n as i128))
                 && reach.is_none_or(|r| small(r.lo) && small(r.hi))

@@ -53,6 +53,13 @@ impl<'a> Env<'a> {
         (self.all_bound || self.bound(e)).then(|| e.eval(&self.filled, self.params))
     }
 
+    /// The largest magnitude `e` computes, its value's included ([`Expr::eval_peak`]), if
+    /// every symbol it mentions is bound.
+    pub fn peak(&self, e: &Expr) -> Option<Result<u64, EvalError>> {
+        (self.all_bound || self.bound(e))
+            .then(|| e.eval_peak(&self.filled, self.params).map(|(_, peak)| peak))
+    }
+
     fn bound(&self, e: &Expr) -> bool {
         match *e {
             Expr::Const(_) | Expr::Param(_) => true,
