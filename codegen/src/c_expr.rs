@@ -4,6 +4,9 @@ use ima_dsl::ir::{BinOp, Expr, Kernel};
 
 pub fn c_expr(k: &Kernel, e: &Expr) -> String {
     match e {
+        // A negative literal (a `const` folded below zero) is bracketed, so that a negation
+        // before it never reads as C's `--`.
+        Expr::Const(v) if *v < 0 => format!("({})", c_literal(*v)),
         Expr::Const(v) => c_literal(*v),
         Expr::Sym(s) => k.symbols[*s].name.clone(),
         Expr::Param(p) => k.params[*p].name.clone(),
@@ -13,31 +16,31 @@ pub fn c_expr(k: &Kernel, e: &Expr) -> String {
             let (a, b) = (c_expr(k, a), c_expr(k, b));
             match op {
                 BinOp::CeilDiv => format!("ima_ceil_div({a}, {b})"),
-                BinOp::Min => format!("min({a}, {b})"),
-                BinOp::Max => format!("max({a}, {b})"),
+                BinOp::Min => format!("ima_min({a}, {b})"),
+                BinOp::Max => format!("ima_max({a}, {b})"),
                 _ => format!("({a} {} {b})", op.symbol()),
             }
         }
     }
 }
 
-/// A constant as a C literal. A negative one (a `const` folded below zero) is bracketed, so
-/// that a negation before it never reads as C's `--`; i64::MIN is written as a sum, since
-/// C reads `-9223372036854775808` as the negation of a literal too large for `long long`.
-fn c_literal(v: i64) -> String {
+/// An integer as a C literal of its value: `long long` past 32 bits; `i64::MIN`, which has
+/// no literal of its own (C reads `-9223372036854775808` as the negation of a literal too
+/// large for `long long`), as a difference.
+pub(crate) fn c_literal(v: i64) -> String {
     if v == i64::MIN {
-        format!("({}LL - 1)", i64::MIN + 1)
-    } else if v < 0 {
-        format!("({v})")
-    } else {
+        format!("({}LL - 1)", v + 1)
+    } else if i32::try_from(v).is_ok() {
         v.to_string()
+    } else {
+        format!("{v}LL")
     }
 }
 
 #[cfg(test)]
 mod tests {
     //! The C the back end prints for an expression, compiled by the host C++ compiler
-    //! (`c++`, or `$CXX`) in 64-bit arithmetic with ima.cuh (for `ima_ceil_div`), gives
+    //! (`c++`, or `$CXX`) in 64-bit arithmetic with ima.cuh (for `ima_ceil_div`, `ima_min`, `ima_max`), gives
     //! the value of the contract's one evaluator on random expressions and inputs,
     //! wherever that evaluation succeeds (no overflow, no division by zero), for every
     //! sign of `ceil`'s operands.
@@ -55,8 +58,6 @@ mod tests {
             "#include <cstdio>\n\
              #include \"host_shim.h\"\n\
              #include \"ima.cuh\"\n\
-             static long long min(long long a, long long b) { return a < b ? a : b; }\n\
-             static long long max(long long a, long long b) { return a > b ? a : b; }\n\
              int main() {\n",
         );
         for c in &cases {

@@ -2,7 +2,7 @@
 //! guarded grid-stride loop that decodes the launch indices, and four entry points per
 //! kernel: 32-bit and 64-bit indices, each in a release and a checked form.
 
-use crate::c_expr::c_expr;
+use crate::c_expr::{c_expr, c_literal};
 use askama::Template;
 use ima_contract::EntryParam;
 use ima_dsl::abi::{ArgKind, ContractArg, contract_args, contract_index, kernel_contract, owned};
@@ -81,7 +81,8 @@ struct ModuleCu {
 struct ConstCu {
     name: String,
     c_type: &'static str,
-    value: i64,
+    /// A C literal (c_expr.rs: a negative one bracketed, i64::MIN as a sum).
+    value: String,
 }
 
 struct KernelCu {
@@ -293,7 +294,7 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
                 } else {
                     "long long"
                 },
-                value: *value,
+                value: c_literal(*value),
             })
             .collect(),
         kernels: m.kernels.iter().map(|k| kernel(m, k)).collect(),
@@ -695,17 +696,6 @@ fn plain(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> PlainCu {
                 coords_inner_first: list((0..rank).rev().map(|d| format!("int(i{d})"))),
             })
         }),
-    }
-}
-
-/// An integer as a C literal of its value: `i64::MIN` has no literal of its own.
-fn c_literal(v: i64) -> String {
-    if v == i64::MIN {
-        format!("({} - 1)", v + 1)
-    } else if i32::try_from(v).is_ok() {
-        v.to_string()
-    } else {
-        format!("{v}LL")
     }
 }
 

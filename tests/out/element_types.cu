@@ -353,6 +353,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -2649,7 +2660,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2653 "element_types.cu"
+#line 2664 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3031,7 +3042,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 3035 "element_types.cu"
+#line 3046 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5384,7 +5395,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5388 "element_types.cu"
+#line 5399 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6821,7 +6832,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6825 "element_types.cu"
+#line 6836 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -350,6 +350,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -2629,7 +2640,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 9 "tests/in/kernel_names.ima"
  y(i) = x(i) * 0.5f; 
-#line 2633 "kernel_names.cu"
+#line 2644 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2811,7 +2822,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 16 "tests/in/kernel_names.ima"
  y(i) = -x(i); 
-#line 2815 "kernel_names.cu"
+#line 2826 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -2993,7 +3004,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 23 "tests/in/kernel_names.ima"
  y(i) = x(i) < 0.f ? 1.f : 0.f; 
-#line 2997 "kernel_names.cu"
+#line 3008 "kernel_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

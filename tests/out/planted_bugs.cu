@@ -351,6 +351,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -2707,7 +2718,7 @@ __device__ __forceinline__ void body(
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
     
-#line 2711 "planted_bugs.cu"
+#line 2722 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3050,7 +3061,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
  y(j, i) = x(j, i); 
-#line 3054 "planted_bugs.cu"
+#line 3065 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3347,7 +3358,7 @@ __device__ __forceinline__ void body(
             s(r, 0) = t;
         }
     
-#line 3351 "planted_bugs.cu"
+#line 3362 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4122,7 +4133,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 4126 "planted_bugs.cu"
+#line 4137 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4879,7 +4890,7 @@ __device__ __forceinline__ void body(
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
     
-#line 4883 "planted_bugs.cu"
+#line 4894 "planted_bugs.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -351,6 +351,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -3060,7 +3071,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3064 "checkpoint.cu"
+#line 3075 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3914,7 +3925,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3918 "checkpoint.cu"
+#line 3929 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4705,7 +4716,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4709 "checkpoint.cu"
+#line 4720 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5356,7 +5367,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5360 "checkpoint.cu"
+#line 5371 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6091,7 +6102,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6095 "checkpoint.cu"
+#line 6106 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7008,7 +7019,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7012 "checkpoint.cu"
+#line 7023 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7729,7 +7740,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7733 "checkpoint.cu"
+#line 7744 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8643,7 +8654,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8647 "checkpoint.cu"
+#line 8658 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9349,7 +9360,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 9353 "checkpoint.cu"
+#line 9364 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

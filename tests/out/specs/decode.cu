@@ -351,6 +351,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -3103,7 +3114,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 3107 "decode.cu"
+#line 3118 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4001,7 +4012,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 4005 "decode.cu"
+#line 4016 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5190,7 +5201,7 @@ __device__ __forceinline__ void body(
                       "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
         ima_gptq_gemv_narrow<NARROW_WARPS>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 5194 "decode.cu"
+#line 5205 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6214,7 +6225,7 @@ __device__ __forceinline__ void body(
                       "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
         ima_gptq_gemv_narrow<NARROW12_WARPS>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 6218 "decode.cu"
+#line 6229 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

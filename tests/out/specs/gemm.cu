@@ -352,6 +352,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -3027,7 +3038,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3031 "gemm.cu"
+#line 3042 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3744,7 +3755,7 @@ __device__ __forceinline__ void body(
                 acc = {};
             });
     
-#line 3748 "gemm.cu"
+#line 3759 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4443,7 +4454,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 4447 "gemm.cu"
+#line 4458 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5077,7 +5088,7 @@ __device__ __forceinline__ void body(
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
     
-#line 5081 "gemm.cu"
+#line 5092 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6256,7 +6267,7 @@ __device__ __forceinline__ void body(
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
     
-#line 6260 "gemm.cu"
+#line 6271 "gemm.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

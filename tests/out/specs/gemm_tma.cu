@@ -352,6 +352,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -3094,7 +3105,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3098 "gemm_tma.cu"
+#line 3109 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3856,7 +3867,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3860 "gemm_tma.cu"
+#line 3871 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4757,7 +4768,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4761 "gemm_tma.cu"
+#line 4772 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5629,7 +5640,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5633 "gemm_tma.cu"
+#line 5644 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7272,7 +7283,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7276 "gemm_tma.cu"
+#line 7287 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9121,7 +9132,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 9125 "gemm_tma.cu"
+#line 9136 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10872,7 +10883,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
     
-#line 10876 "gemm_tma.cu"
+#line 10887 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12623,7 +12634,7 @@ __device__ __forceinline__ void body(
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
     
-#line 12627 "gemm_tma.cu"
+#line 12638 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -352,6 +352,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -2839,7 +2850,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2843 "index.cu"
+#line 2854 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3533,7 +3544,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3537 "index.cu"
+#line 3548 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4083,7 +4094,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 4087 "index.cu"
+#line 4098 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4497,7 +4508,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4501 "index.cu"
+#line 4512 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -351,6 +351,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -3281,7 +3292,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3285 "quant.cu"
+#line 3296 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4072,7 +4083,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4076 "quant.cu"
+#line 4087 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4740,7 +4751,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4744 "quant.cu"
+#line 4755 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5458,7 +5469,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5462 "quant.cu"
+#line 5473 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6032,7 +6043,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6036 "quant.cu"
+#line 6047 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6349,7 +6360,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6353 "quant.cu"
+#line 6364 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7360,7 +7371,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7364 "quant.cu"
+#line 7375 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8039,7 +8050,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8043 "quant.cu"
+#line 8054 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -351,6 +351,17 @@ __device__ __forceinline__ constexpr auto ima_ceil_div(A a, B b) -> decltype(a /
     return a / b + decltype(a / b)(a % b != 0 && (a % b > 0) == (b > 0));
 }
 
+// min(a, b) and max(a, b) of a spec's expressions, in their common type: CUDA's overloads
+// are ambiguous for a `long long` symbol (a 64-bit entry point's) beside an `int` literal.
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_min(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(a) : decltype(a + b)(b);
+}
+template <typename A, typename B>
+__device__ __forceinline__ constexpr auto ima_max(A a, B b) -> decltype(a + b) {
+    return a < b ? decltype(a + b)(b) : decltype(a + b)(a);
+}
+
 // f(i) for each i in [0, n), spread over the grid's threads: for what a kernel writes
 // outside its tiled main loop, such as the zeros of an empty sum (K = 0), where no tile
 // exists to write them.
@@ -2712,7 +2723,7 @@ __device__ __forceinline__ void body(
         }
         o(b, h, i, j) = acc * scale;
     
-#line 2716 "attn.cu"
+#line 2727 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3136,7 +3147,7 @@ __device__ __forceinline__ void body(
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
     
-#line 3140 "attn.cu"
+#line 3151 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3472,7 +3483,7 @@ __device__ __forceinline__ void body(
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
     
-#line 3476 "attn.cu"
+#line 3487 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4106,7 +4117,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 4110 "attn.cu"
+#line 4121 "attn.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
