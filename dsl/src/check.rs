@@ -74,6 +74,58 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
     }
 }
 
+/// C source `text` with its comments and string and character literals blanked (newlines
+/// kept), so that a word inside one is not read as code.
+fn code_only(text: &str) -> String {
+    enum In {
+        Code,
+        LineComment,
+        BlockComment,
+        Literal(char),
+    }
+    let mut state = In::Code;
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut previous = ' ';
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let blank = if c == '\n' { '\n' } else { ' ' };
+        match state {
+            In::Code => match (c, next) {
+                ('/', Some('/')) => state = In::LineComment,
+                ('/', Some('*')) => {
+                    chars.next();
+                    out.push(' ');
+                    state = In::BlockComment;
+                }
+                // A quote after a digit or letter is C++14's digit separator (1'000).
+                ('"', _) => state = In::Literal(c),
+                ('\'', _) if !previous.is_ascii_alphanumeric() => state = In::Literal(c),
+                _ => {
+                    out.push(c);
+                    previous = c;
+                    continue;
+                }
+            },
+            In::LineComment if c == '\n' => state = In::Code,
+            In::BlockComment if c == '*' && next == Some('/') => {
+                chars.next();
+                out.push(' ');
+                state = In::Code;
+            }
+            In::Literal(_) if c == '\\' => {
+                if let Some(escaped) = chars.next() {
+                    out.push(if escaped == '\n' { '\n' } else { ' ' });
+                }
+            }
+            In::Literal(quote) if c == quote => state = In::Code,
+            _ => {}
+        }
+        out.push(blank);
+    }
+    out
+}
+
 /// `text` has `word` as a whole identifier (not inside a longer one).
 fn mentions_word(text: &str, word: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
@@ -270,7 +322,7 @@ impl<'a> KernelChecker<'a> {
         // body that never names it would read them while the grids ahead still write.
         let early = tensors.iter().find_map(|t| t.early);
         if let (Some(span), Some(b)) = (early, &body)
-            && !mentions_word(&b.text, "ima_wait_for_inputs")
+            && !mentions_word(&code_only(&b.text), "ima_wait_for_inputs")
         {
             self.error(CheckError::EarlyWithoutWait {
                 kernel: k.name.name.clone(),
@@ -365,5 +417,29 @@ impl<'a> KernelChecker<'a> {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{code_only, mentions_word};
+
+    #[test]
+    fn a_word_in_a_comment_or_a_literal_is_not_code() {
+        let waits = |body: &str| mentions_word(&code_only(body), "ima_wait_for_inputs");
+        assert!(waits("ima_wait_for_inputs();"));
+        assert!(waits(
+            "printf(\"// \\\" not a comment\"); ima_wait_for_inputs();"
+        ));
+        assert!(waits("int n = 1'000'000; ima_wait_for_inputs();"));
+        assert!(waits("/* a */ ima_wait_for_inputs(); // b"));
+        assert!(!waits(
+            "// ima_wait_for_inputs() before reading x\ny(i) = x(i);"
+        ));
+        assert!(!waits("/* ima_wait_for_inputs(); */ y(i) = x(i);"));
+        assert!(!waits("printf(\"ima_wait_for_inputs\\n\");"));
+        assert!(!waits("char c = 'i'; // ima_wait_for_inputs"));
+        // Lines stay where they were.
+        assert_eq!(code_only("a // b\nc /* d\ne */ f").lines().count(), 3);
     }
 }
