@@ -25,7 +25,8 @@ pub fn table(indent: &str, header: &[&str], rows: &[Vec<String>]) -> String {
             let cells: Vec<String> = line
                 .iter()
                 .zip(&widths)
-                .map(|(c, &w)| format!("{c:<w$}"))
+                // Padded by hand: `format!`'s width stops at 65535 (a long name's cell).
+                .map(|(c, &w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
                 .collect();
             format!("{indent}{}\n", cells.join("  ").trim_end())
         })
@@ -38,6 +39,15 @@ mod tests {
 
     fn row(cells: &[&str]) -> Vec<String> {
         cells.iter().map(|c| c.to_string()).collect()
+    }
+
+    #[test]
+    fn a_cell_wider_than_format_s_width_limit_is_padded() {
+        let long = "x".repeat(70_000);
+        let text = table("", &[], &[row(&[&long, "a"]), row(&["b", "c"])]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1].len(), 70_000 + 2 + 1);
+        assert!(lines[1].starts_with("b ") && lines[1].ends_with("  c"));
     }
 
     #[test]
