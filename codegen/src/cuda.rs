@@ -434,7 +434,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         name: k.name.clone(),
         namespace: kernel_namespace(&k.name),
         signature: k.signature(),
-        docs: k.docs.clone(),
+        docs: comment_lines(&k.docs),
         args,
         shared: k
             .shared
@@ -537,7 +537,7 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
         }
     };
     SharedCu {
-        docs: a.docs.clone(),
+        docs: comment_lines(&a.docs),
         name: a.name.clone(),
         arg: -1 - i as i64,
         rank,
@@ -623,7 +623,7 @@ fn plain(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> PlainCu {
         String::new()
     };
     PlainCu {
-        docs: a.docs.clone(),
+        docs: comment_lines(&a.docs),
         role: match a.role {
             Role::In => "in",
             Role::Out => "out",
@@ -697,6 +697,20 @@ fn plain(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> PlainCu {
             })
         }),
     }
+}
+
+/// A spec's doc lines as the text of `//` comments: one that ends in a backslash would
+/// splice the next line of C into the comment, so it gets a `//` after a space.
+fn comment_lines(docs: &[String]) -> Vec<String> {
+    docs.iter()
+        .map(|line| {
+            if line.trim_end().ends_with('\\') {
+                format!("{} //", line.trim_end())
+            } else {
+                line.clone()
+            }
+        })
+        .collect()
 }
 
 /// The logical dimension that is innermost in memory, for a contiguous argument: the

@@ -245,7 +245,8 @@ fn docstring(m: &ir::Module, k: &ir::Kernel, extra: &str) -> String {
     }
     s.push_str(extra);
     s.push_str("    ");
-    s.replace('"', "'")
+    // A docstring is a plain string: a backslash (`C:\Users`) would start an escape.
+    s.replace('\\', "\\\\").replace('"', "'")
 }
 
 fn py_type(d: ir::DType) -> &'static str {
@@ -762,6 +763,33 @@ mod tests {
                 c.params
             );
         }
+    }
+
+    /// A docstring holds its doc lines as written: a backslash (a Windows path, a line's
+    /// last character) is not read as an escape, and Python parses it.
+    #[test]
+    fn a_docstring_keeps_its_backslashes() {
+        let source = ima_dsl::Source::new(
+            "specs/t.ima",
+            "/// Reads C:\\Users\\name, and ends in a backslash: \\\nkernel k {\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = x(i); }\n}\n",
+        );
+        let m = ima_dsl::compile(&source).expect("the spec checks");
+        let text = super::docstring(&m, &m.kernels[0], "");
+        let program = format!("print(\"\"\"{text}\"\"\")");
+        let ran = std::process::Command::new("python3")
+            .args(["-c", &program])
+            .output()
+            .expect("running python3");
+        let out = String::from_utf8_lossy(&ran.stdout);
+        assert!(
+            ran.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        assert!(
+            out.contains("Reads C:\\Users\\name, and ends in a backslash: \\\n"),
+            "{out}"
+        );
     }
 
     /// A spec cannot name a kernel or a constant as the package's own exports: the checker

@@ -104,7 +104,7 @@ pub(super) fn quant(
     QuantCu {
         restrict,
         recorder,
-        docs: a.docs.clone(),
+        docs: super::comment_lines(&a.docs),
         name: a.name.clone(),
         arg: index,
         summary: format!(
