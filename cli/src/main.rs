@@ -245,6 +245,10 @@ fn compile(
     let Some((module, text)) = load(spec, color) else {
         return false;
     };
+    if let Err(e) = ima_codegen::check_spec_path(&module.file) {
+        eprintln!("error: {e}");
+        return false;
+    }
     let cu_file = format!("{}.cu", ima_codegen::stem(&module.file));
     let cuda = ima_codegen::cuda::generate(&module, &cu_file);
     let compiled = match images::compile(&cuda, &cu_file, archs) {

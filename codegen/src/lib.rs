@@ -20,6 +20,33 @@ pub mod vendored;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// File stem of a spec path: `specs/attn.ima` → `attn`.
+/// Refuses a spec path that cannot name what `imac compile` writes: its stem names the
+/// crate (`rmsnorm-kernels`), the CUDA file and the Python package (`rmsnorm_kernels`),
+/// so it takes ASCII letters, digits, `_` and `-` and does not start with a digit; and the
+/// path is quoted in Rust, C and TOML strings, so it holds no `"`, `\` or control
+/// character.
+pub fn check_spec_path(spec: &str) -> Result<(), String> {
+    let name = stem(spec);
+    let name_ok = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    if !name_ok {
+        return Err(format!(
+            "the spec's file name `{name}` cannot name the generated crate (`{name}-kernels`) \
+             and Python package: name the file with ASCII letters, digits, `_` and `-`, \
+             starting with a letter or `_`"
+        ));
+    }
+    if spec.contains(['"', '\\']) || spec.contains(char::is_control) {
+        return Err(format!(
+            "the spec's path {spec:?} holds a `\"`, `\\` or control character, which the \
+             generated files' strings cannot hold as written: move or rename the spec"
+        ));
+    }
+    Ok(())
+}
+
 pub fn stem(spec: &str) -> &str {
     let name = spec.rsplit(['/', '\\']).next().unwrap_or(spec);
     name.strip_suffix(".ima").unwrap_or(name)
