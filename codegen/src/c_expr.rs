@@ -46,7 +46,7 @@ mod tests {
     //! sign of `ceil`'s operands.
 
     use super::c_expr;
-    use crate::random_exprs::{PARAMS, SYMBOLS, cases, kernel};
+    use crate::random_exprs::{PARAMS, SYMBOLS, assert_values, cases, kernel};
     use std::fmt::Write;
     use std::process::Command;
 
@@ -99,17 +99,6 @@ mod tests {
         let ran = Command::new(&exe).output().unwrap();
         assert!(ran.status.success());
         let out = String::from_utf8(ran.stdout).unwrap();
-        let got: Vec<&str> = out.lines().collect();
-        assert_eq!(got.len(), cases.len());
-        for (g, c) in got.iter().zip(&cases) {
-            assert_eq!(
-                g.parse::<i64>().unwrap(),
-                c.value,
-                "{} at symbols {:?}, params {:?}",
-                c_expr(&k, &c.expr),
-                c.symbols,
-                c.params
-            );
-        }
+        assert_values(&cases, &out, |e| c_expr(&k, e));
     }
 }

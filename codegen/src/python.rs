@@ -714,7 +714,7 @@ fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
 #[cfg(test)]
 mod tests {
     use super::{PACKAGE_NAMES, init_py, init_pyi, py_expr};
-    use crate::random_exprs::{PARAMS, SYMBOLS, cases, kernel};
+    use crate::random_exprs::{PARAMS, SYMBOLS, assert_values, cases, kernel};
     use std::fmt::Write;
 
     /// The Python the package prints for an extent (its outputs' shapes), run by `python3`
@@ -751,18 +751,7 @@ mod tests {
             String::from_utf8_lossy(&ran.stderr)
         );
         let out = String::from_utf8(ran.stdout).unwrap();
-        let got: Vec<&str> = out.lines().collect();
-        assert_eq!(got.len(), cases.len());
-        for (g, c) in got.iter().zip(&cases) {
-            assert_eq!(
-                g.parse::<i64>().unwrap(),
-                c.value,
-                "{} at symbols {:?}, params {:?}",
-                py_expr(&k, &c.expr),
-                c.symbols,
-                c.params
-            );
-        }
+        assert_values(&cases, &out, |e| py_expr(&k, e));
     }
 
     /// A docstring holds its doc lines as written: a backslash (a Windows path, a line's

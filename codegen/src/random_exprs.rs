@@ -78,6 +78,23 @@ pub fn cases(seed: u64, n: usize) -> Vec<Case> {
     cases
 }
 
+/// Holds each line of `output`, a program's that printed one value a case in order, to its
+/// case's value, naming the expression as `printed` writes it where one differs.
+pub fn assert_values(cases: &[Case], output: &str, printed: impl Fn(&Expr) -> String) {
+    let got: Vec<&str> = output.lines().collect();
+    assert_eq!(got.len(), cases.len());
+    for (g, c) in got.iter().zip(cases) {
+        assert_eq!(
+            g.parse::<i64>().unwrap(),
+            c.value,
+            "{} at symbols {:?}, params {:?}",
+            printed(&c.expr),
+            c.symbols,
+            c.params
+        );
+    }
+}
+
 /// splitmix64: deterministic, so a failure reproduces.
 struct Rng(u64);
 
