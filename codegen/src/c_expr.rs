@@ -39,11 +39,11 @@ pub(crate) fn c_literal(v: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    //! The C the back end prints for an expression, compiled by the host C++ compiler
-    //! (`c++`, or `$CXX`) in 64-bit arithmetic with ima.cuh (for `ima_ceil_div`, `ima_min`, `ima_max`), gives
-    //! the value of the contract's one evaluator on random expressions and inputs,
-    //! wherever that evaluation succeeds (no overflow, no division by zero), for every
-    //! sign of `ceil`'s operands.
+    //! The C the back end prints for an expression, compiled by the host C++ compiler (`c++`,
+    //! or `$CXX`) in 64-bit arithmetic with ima.cuh (for `ima_ceil_div`, `ima_min`, `ima_max`),
+    //! gives the value of the contract's one evaluator on random expressions and inputs,
+    //! wherever that evaluation succeeds (no overflow, no division by zero), for every sign of
+    //! `ceil`'s operands.
 
     use super::c_expr;
     use crate::random_exprs::{PARAMS, SYMBOLS, assert_values, cases, kernel};

@@ -19,10 +19,9 @@ pub mod vendored;
 /// The version stamped into generated files.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// File stem of a spec path: `specs/attn.ima` → `attn`.
 /// Refuses a spec path that cannot name what `imac compile` writes: its stem names the
 /// crate (`rmsnorm-kernels`), the CUDA file and the Python package (`rmsnorm_kernels`),
-/// so it takes ASCII letters, digits, `_` and `-` and does not start with a digit; and the
+/// so it takes ASCII letters, digits, `_` and `-` and starts with a letter or `_`; and the
 /// path is quoted in Rust, C and TOML strings, so it holds no `"`, `\` or control
 /// character.
 pub fn check_spec_path(spec: &str) -> Result<(), String> {
@@ -47,6 +46,7 @@ pub fn check_spec_path(spec: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// File stem of a spec path: `specs/attn.ima` → `attn`.
 pub fn stem(spec: &str) -> &str {
     let name = spec.rsplit(['/', '\\']).next().unwrap_or(spec);
     name.strip_suffix(".ima").unwrap_or(name)

@@ -208,8 +208,9 @@ pub struct TensorArg {
 ///
 /// A quantized argument's `tma(ROWS, COLS)` gives each of its buffers a box: qweight's is
 /// `ROWS / 8` packed rows by COLS words, swizzled, where COLS is 32, and where it is wider
-/// plain boxes of `plain_box_words(COLS)` words side by side; its scales' and zeros' are `Groups` boxes, whose `rows` counts rows of K:
-/// the box holds their `rows / G` groups, by `cols` entries.
+/// plain boxes of `plain_box_words(COLS)` words side by side; its scales' and zeros' are
+/// `Groups` boxes, whose `rows` counts rows of K: the box holds their `rows / G` groups, by
+/// `cols` entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TmaBox {
     pub rows: u32,

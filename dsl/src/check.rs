@@ -2,12 +2,12 @@
 //! error in the file as a [`CheckError`], rendered into a [`Diagnostic`] with a span and a
 //! help line.
 //!
-//! One concern per file: `error.rs` (the errors and their rendering), `scope.rs` (names
-//! and expressions), `args.rs` (tensor arguments, params, element types, quantization,
-//! `stored`, `align`, `tma`, `early`), `values.rs` (value contracts), `constraints.rs` (what the `where`
-//! clauses prove: contradictions, vector alignment), `shared.rs` (shared arrays and their
-//! size), `launch.rs` (the launch form, block and `min_blocks`). This file walks the file
-//! and each kernel.
+//! One concern per file: `error.rs` (the errors and their rendering), `scope.rs` (names and
+//! expressions), `args.rs` (tensor arguments, params, element types, quantization,
+//! `stored`, `align`, `tma`, `early`), `values.rs` (value contracts), `constraints.rs`
+//! (what the `where` clauses prove: contradictions, vector alignment), `shared.rs` (shared
+//! arrays and their size), `launch.rs` (the launch form, block and `min_blocks`). This file
+//! walks the file and each kernel.
 
 use crate::ast::{self, ExprKind, Member, Role, Span};
 use crate::diag::{Diagnostic, Source};

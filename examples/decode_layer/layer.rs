@@ -336,8 +336,9 @@ pub struct State {
 
 /// The gate/up projection's weights hold gate's columns and up's interleaved in units of
 /// this many (specs/decode.ima's, quant.ima's, gemm.ima's and gemm_tma.ima's
-/// `GATE_UP_UNIT`, which must agree): columns 2u·j .. 2u·j + u - 1 are gate's u·j .., the next u up's. With
-/// its output half as wide as the weights, each W4A16 kernel then fuses SiluAndMul.
+/// `GATE_UP_UNIT`, which must agree): columns 2u·j .. 2u·j + u - 1 are gate's u·j .., the
+/// next u up's. With its output half as wide as the weights, each W4A16 kernel then fuses
+/// SiluAndMul.
 pub const GATE_UP_UNIT: usize = decode::GATE_UP_UNIT as usize;
 const _: () = assert!(decode::GATE_UP_UNIT == gemm::GATE_UP_UNIT);
 const _: () = assert!(decode::GATE_UP_UNIT == quant::GATE_UP_UNIT);

@@ -56,8 +56,8 @@ impl AbiValue {
     }
 
     /// The address of the value itself, for a `kernelParams` array: the driver reads the
-    /// parameter's size from it (4 bytes for `i32`, `u32` and `f32`, 128 for a tensor map, else 8), so each
-    /// points at the payload of its own type, never at the enum.
+    /// parameter's size from it (4 bytes for `i32`, `u32` and `f32`, 128 for a tensor map, else
+    /// 8), so each points at the payload of its own type, never at the enum.
     pub(crate) fn param_ptr(&self) -> *mut c_void {
         fn at<T>(v: &T) -> *mut c_void {
             (v as *const T).cast_mut().cast()

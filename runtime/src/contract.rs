@@ -9,8 +9,9 @@
 //!
 //! [`KernelContract::entry_params`] gives an entry point's parameters in order (each
 //! buffer's pointer and strides (and a `tma` argument's tensor map), the symbols, the
-//! params, the violation record where taken); the CUDA back end writes its parameter lists from it, and
-//! [`Kernel::launch`](crate::Kernel::launch) pushes a launch's values in the same order.
+//! params, the violation record where taken); the CUDA back end writes its parameter lists
+//! from it, and [`Kernel::launch`](crate::Kernel::launch) pushes a launch's values in the
+//! same order.
 //!
 //! # Readings of a contract
 //!

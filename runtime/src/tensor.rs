@@ -22,11 +22,11 @@ pub use crate::element::Element;
 #[derive(Debug)]
 pub struct Tensor<T> {
     buf: CudaSlice<T>,
-    /// Device address of `buf`, read once: reading it again would need a stream and
-    /// record a stream-ordering event. It stays true because nothing outside this crate can
-    /// replace `buf` (the crate takes `buffer_mut` only for `device_ptr_mut`): [`Tensor::slice_mut`] lends a `CudaViewMut` of it, never the
-    /// `&mut CudaSlice` that `std::mem::swap` could exchange under the address that the
-    /// alignment, overlap and memo checks read.
+    /// Device address of `buf`, read once: reading it again would need a stream and record a
+    /// stream-ordering event. It stays true because nothing outside this crate can replace
+    /// `buf` (the crate takes `buffer_mut` only for `device_ptr_mut`): [`Tensor::slice_mut`]
+    /// lends a `CudaViewMut` of it, never the `&mut CudaSlice` that `std::mem::swap` could
+    /// exchange under the address that the alignment, overlap and memo checks read.
     base_ptr: u64,
     view: View,
 }

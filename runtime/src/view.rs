@@ -199,20 +199,18 @@ impl View {
 /// no allocation reaches). cudarc computes a typed allocation's bytes without a check, so
 /// an unchecked count would wrap into a small buffer that records the large length.
 pub(crate) fn checked_numel(shape: &[usize], elem_size: usize) -> Result<usize, Error> {
-    let n = layout::numel(shape);
-    let fits = n
-        .and_then(|n| n.checked_mul(elem_size))
-        .is_some_and(|b| b <= isize::MAX as usize);
-    match n {
-        Some(n) if fits => Ok(n),
-        _ => Err(Error::Layout {
+    layout::numel(shape)
+        .filter(|n| {
+            n.checked_mul(elem_size)
+                .is_some_and(|b| b <= isize::MAX as usize)
+        })
+        .ok_or_else(|| Error::Layout {
             reason: "the element count or its size in bytes overflows".into(),
             shape: shape.to_vec(),
             strides: vec![],
             offset: 0,
             buffer_len: 0,
-        }),
-    }
+        })
 }
 
 /// Refuses a device buffer of `len` elements of `elem_size` bytes whose size in bytes

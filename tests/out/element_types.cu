@@ -67,7 +67,8 @@ enum : int {
     IMA_VALUE_FIRST = 6,
     IMA_VALUE_LAST = 7,
     // A shared tile asked of a shared array (`s.tile(...)`) whose columns are not its last
-    // extent or whose rows pass the one before: index holds the tile's rows and columns, extent the array's.
+    // extent or whose rows pass the one before: index holds the tile's rows and columns,
+    // extent the array's.
     IMA_TILE_SHAPE = 8,
     // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
     // and column, extent the tile's rows and columns.
@@ -1978,10 +1979,11 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 #endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg; wg16 and wg32 through
-// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
-// accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
-// times x's K-major tile `xt`, added into `acc`; returns once its MMAs are done, so that
-// the pipeline may free the stage. The 16 steps go in quarters, each decoded whole and
+// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's
+// columns c0 and c0 + 1, decoded by the quantized accessor `w` (`tma_wg_group`,
+// `tma_wg_frag`) into warpgroup MMA's register A operand, times x's K-major tile `xt`,
+// added into `acc`; returns once its MMAs are done, so that the pipeline may free the
+// stage. The 16 steps go in quarters, each decoded whole and
 // then multiplied, so that a quarter's decoding runs while the tensor cores multiply the
 // one before (a fence a step would keep each step's reads, decoding and MMA in sequence);
 // two quarters' registers, the older freed by waiting for its MMAs. (Leaving the last
@@ -2660,7 +2662,7 @@ __device__ __forceinline__ void body(
     const I i) {
 #line 10 "tests/in/element_types.ima"
  y(i) = float(a(i)) + float(b(i)); 
-#line 2664 "element_types.cu"
+#line 2666 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3042,7 +3044,7 @@ __device__ __forceinline__ void body(
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
     
-#line 3046 "element_types.cu"
+#line 3048 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5395,7 +5397,7 @@ __device__ __forceinline__ void body(
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
     
-#line 5399 "element_types.cu"
+#line 5401 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6832,7 +6834,7 @@ __device__ __forceinline__ void body(
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
     
-#line 6836 "element_types.cu"
+#line 6838 "element_types.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

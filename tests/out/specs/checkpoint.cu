@@ -65,7 +65,8 @@ enum : int {
     IMA_VALUE_FIRST = 6,
     IMA_VALUE_LAST = 7,
     // A shared tile asked of a shared array (`s.tile(...)`) whose columns are not its last
-    // extent or whose rows pass the one before: index holds the tile's rows and columns, extent the array's.
+    // extent or whose rows pass the one before: index holds the tile's rows and columns,
+    // extent the array's.
     IMA_TILE_SHAPE = 8,
     // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
     // and column, extent the tile's rows and columns.
@@ -1976,10 +1977,11 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 #endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg; wg16 and wg32 through
-// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
-// accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
-// times x's K-major tile `xt`, added into `acc`; returns once its MMAs are done, so that
-// the pipeline may free the stage. The 16 steps go in quarters, each decoded whole and
+// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's
+// columns c0 and c0 + 1, decoded by the quantized accessor `w` (`tma_wg_group`,
+// `tma_wg_frag`) into warpgroup MMA's register A operand, times x's K-major tile `xt`,
+// added into `acc`; returns once its MMAs are done, so that the pipeline may free the
+// stage. The 16 steps go in quarters, each decoded whole and
 // then multiplied, so that a quarter's decoding runs while the tensor cores multiply the
 // one before (a fence a step would keep each step's reads, decoding and MMA in sequence);
 // two quarters' registers, the older freed by waiting for its MMAs. (Leaving the last
@@ -3071,7 +3073,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 12 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3075 "checkpoint.cu"
+#line 3077 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3925,7 +3927,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 20 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3929 "checkpoint.cu"
+#line 3931 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4716,7 +4718,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 28 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4720 "checkpoint.cu"
+#line 4722 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5367,7 +5369,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/checkpoint.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5371 "checkpoint.cu"
+#line 5373 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6102,7 +6104,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 6106 "checkpoint.cu"
+#line 6108 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7019,7 +7021,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7023 "checkpoint.cu"
+#line 7025 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7740,7 +7742,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 7744 "checkpoint.cu"
+#line 7746 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8654,7 +8656,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8658 "checkpoint.cu"
+#line 8660 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9360,7 +9362,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 9364 "checkpoint.cu"
+#line 9366 "checkpoint.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -65,7 +65,8 @@ enum : int {
     IMA_VALUE_FIRST = 6,
     IMA_VALUE_LAST = 7,
     // A shared tile asked of a shared array (`s.tile(...)`) whose columns are not its last
-    // extent or whose rows pass the one before: index holds the tile's rows and columns, extent the array's.
+    // extent or whose rows pass the one before: index holds the tile's rows and columns,
+    // extent the array's.
     IMA_TILE_SHAPE = 8,
     // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
     // and column, extent the tile's rows and columns.
@@ -1976,10 +1977,11 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 #endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg; wg16 and wg32 through
-// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
-// accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
-// times x's K-major tile `xt`, added into `acc`; returns once its MMAs are done, so that
-// the pipeline may free the stage. The 16 steps go in quarters, each decoded whole and
+// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's
+// columns c0 and c0 + 1, decoded by the quantized accessor `w` (`tma_wg_group`,
+// `tma_wg_frag`) into warpgroup MMA's register A operand, times x's K-major tile `xt`,
+// added into `acc`; returns once its MMAs are done, so that the pipeline may free the
+// stage. The 16 steps go in quarters, each decoded whole and
 // then multiplied, so that a quarter's decoding runs while the tensor cores multiply the
 // one before (a fence a step would keep each step's reads, decoding and MMA in sequence);
 // two quarters' registers, the older freed by waiting for its MMAs. (Leaving the last
@@ -3114,7 +3116,7 @@ __device__ __forceinline__ void body(
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
     
-#line 3118 "decode.cu"
+#line 3120 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4012,7 +4014,7 @@ __device__ __forceinline__ void body(
             });
         }
     
-#line 4016 "decode.cu"
+#line 4018 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5201,7 +5203,7 @@ __device__ __forceinline__ void body(
                       "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
         ima_gptq_gemv_narrow<NARROW_WARPS>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 5205 "decode.cu"
+#line 5207 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6225,7 +6227,7 @@ __device__ __forceinline__ void body(
                       "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
         ima_gptq_gemv_narrow<NARROW12_WARPS>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
     
-#line 6229 "decode.cu"
+#line 6231 "decode.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -66,7 +66,8 @@ enum : int {
     IMA_VALUE_FIRST = 6,
     IMA_VALUE_LAST = 7,
     // A shared tile asked of a shared array (`s.tile(...)`) whose columns are not its last
-    // extent or whose rows pass the one before: index holds the tile's rows and columns, extent the array's.
+    // extent or whose rows pass the one before: index holds the tile's rows and columns,
+    // extent the array's.
     IMA_TILE_SHAPE = 8,
     // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
     // and column, extent the tile's rows and columns.
@@ -1977,10 +1978,11 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 #endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg; wg16 and wg32 through
-// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
-// accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
-// times x's K-major tile `xt`, added into `acc`; returns once its MMAs are done, so that
-// the pipeline may free the stage. The 16 steps go in quarters, each decoded whole and
+// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's
+// columns c0 and c0 + 1, decoded by the quantized accessor `w` (`tma_wg_group`,
+// `tma_wg_frag`) into warpgroup MMA's register A operand, times x's K-major tile `xt`,
+// added into `acc`; returns once its MMAs are done, so that the pipeline may free the
+// stage. The 16 steps go in quarters, each decoded whole and
 // then multiplied, so that a quarter's decoding runs while the tensor cores multiply the
 // one before (a fence a step would keep each step's reads, decoding and MMA in sequence);
 // two quarters' registers, the older freed by waiting for its MMAs. (Leaving the last
@@ -3105,7 +3107,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3109 "gemm_tma.cu"
+#line 3111 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3867,7 +3869,7 @@ __device__ __forceinline__ void body(
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
     
-#line 3871 "gemm_tma.cu"
+#line 3873 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4768,7 +4770,7 @@ __device__ __forceinline__ void body(
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
     
-#line 4772 "gemm_tma.cu"
+#line 4774 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5640,7 +5642,7 @@ __device__ __forceinline__ void body(
             acc = ImaWgAcc<256>{};
         });
     
-#line 5644 "gemm_tma.cu"
+#line 5646 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7283,7 +7285,7 @@ __device__ __forceinline__ void body(
             n0 += I(gridDim.x) * 32;
         });
     
-#line 7287 "gemm_tma.cu"
+#line 7289 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -9132,7 +9134,7 @@ __device__ __forceinline__ void body(
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
     
-#line 9136 "gemm_tma.cu"
+#line 9138 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -10883,7 +10885,7 @@ __device__ __forceinline__ void body(
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
     
-#line 10887 "gemm_tma.cu"
+#line 10889 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -12634,7 +12636,7 @@ __device__ __forceinline__ void body(
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
     
-#line 12638 "gemm_tma.cu"
+#line 12640 "gemm_tma.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -66,7 +66,8 @@ enum : int {
     IMA_VALUE_FIRST = 6,
     IMA_VALUE_LAST = 7,
     // A shared tile asked of a shared array (`s.tile(...)`) whose columns are not its last
-    // extent or whose rows pass the one before: index holds the tile's rows and columns, extent the array's.
+    // extent or whose rows pass the one before: index holds the tile's rows and columns,
+    // extent the array's.
     IMA_TILE_SHAPE = 8,
     // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
     // and column, extent the tile's rows and columns.
@@ -1977,10 +1978,11 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 #endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg; wg16 and wg32 through
-// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
-// accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
-// times x's K-major tile `xt`, added into `acc`; returns once its MMAs are done, so that
-// the pipeline may free the stage. The 16 steps go in quarters, each decoded whole and
+// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's
+// columns c0 and c0 + 1, decoded by the quantized accessor `w` (`tma_wg_group`,
+// `tma_wg_frag`) into warpgroup MMA's register A operand, times x's K-major tile `xt`,
+// added into `acc`; returns once its MMAs are done, so that the pipeline may free the
+// stage. The 16 steps go in quarters, each decoded whole and
 // then multiplied, so that a quarter's decoding runs while the tensor cores multiply the
 // one before (a fence a step would keep each step's reads, decoding and MMA in sequence);
 // two quarters' registers, the older freed by waiting for its MMAs. (Leaving the last
@@ -2850,7 +2852,7 @@ __device__ __forceinline__ void body(
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
     
-#line 2854 "index.cu"
+#line 2856 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -3544,7 +3546,7 @@ __device__ __forceinline__ void body(
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
     
-#line 3548 "index.cu"
+#line 3550 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4094,7 +4096,7 @@ __device__ __forceinline__ void body(
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
     
-#line 4098 "index.cu"
+#line 4100 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4508,7 +4510,7 @@ __device__ __forceinline__ void body(
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
     
-#line 4512 "index.cu"
+#line 4514 "index.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

@@ -65,7 +65,8 @@ enum : int {
     IMA_VALUE_FIRST = 6,
     IMA_VALUE_LAST = 7,
     // A shared tile asked of a shared array (`s.tile(...)`) whose columns are not its last
-    // extent or whose rows pass the one before: index holds the tile's rows and columns, extent the array's.
+    // extent or whose rows pass the one before: index holds the tile's rows and columns,
+    // extent the array's.
     IMA_TILE_SHAPE = 8,
     // A chunk of a shared tile outside it, or not at a 16-byte chunk: index holds the row
     // and column, extent the tile's rows and columns.
@@ -1976,10 +1977,11 @@ __device__ __forceinline__ void ima_wg_pairs_order(const ImaTmaTile<__half, ROWS
 #endif
 
 // One stage of a W4A16 warpgroup kernel (gptq_gemm_wg; wg16 and wg32 through
-// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's columns c0 and c0 + 1, decoded by the quantized
-// accessor `w` (`tma_wg_group`, `tma_wg_frag`) into warpgroup MMA's register A operand,
-// times x's K-major tile `xt`, added into `acc`; returns once its MMAs are done, so that
-// the pipeline may free the stage. The 16 steps go in quarters, each decoded whole and
+// ima_wg_w4_pairs_gemm): the 256 rows of K of W's shared tile `wt` at this lane's
+// columns c0 and c0 + 1, decoded by the quantized accessor `w` (`tma_wg_group`,
+// `tma_wg_frag`) into warpgroup MMA's register A operand, times x's K-major tile `xt`,
+// added into `acc`; returns once its MMAs are done, so that the pipeline may free the
+// stage. The 16 steps go in quarters, each decoded whole and
 // then multiplied, so that a quarter's decoding runs while the tensor cores multiply the
 // one before (a fence a step would keep each step's reads, decoding and MMA in sequence);
 // two quarters' registers, the older freed by waiting for its MMAs. (Leaving the last
@@ -3292,7 +3294,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 3296 "quant.cu"
+#line 3298 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4083,7 +4085,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 36 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4087 "quant.cu"
+#line 4089 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -4751,7 +4753,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 44 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4755 "quant.cu"
+#line 4757 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -5469,7 +5471,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 5473 "quant.cu"
+#line 5475 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6043,7 +6045,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 6047 "quant.cu"
+#line 6049 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -6360,7 +6362,7 @@ __device__ __forceinline__ void body(
     const I n) {
 #line 95 "specs/quant.ima"
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6364 "quant.cu"
+#line 6366 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -7371,7 +7373,7 @@ __device__ __forceinline__ void body(
             }
         }
     
-#line 7375 "quant.cu"
+#line 7377 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
@@ -8050,7 +8052,7 @@ __device__ __forceinline__ void body(
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
     
-#line 8054 "quant.cu"
+#line 8056 "quant.cu"
 }
 
 template <typename I, bool IMA_CHECKED>

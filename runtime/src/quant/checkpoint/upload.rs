@@ -12,8 +12,9 @@ use crate::element::Element;
 use crate::quant::{QWeight, QuantScale, QuantTensor};
 use crate::tensor::Tensor;
 
-/// One tensor from its mapped bytes: `cuMemcpyHtoDAsync` (cudarc's `clone_htod`) reads the mapping directly, so the
-/// only host copy is the one an unaligned offset forces ([`elements`]).
+/// One tensor from its mapped bytes: `cuMemcpyHtoDAsync` (cudarc's `clone_htod`) reads the
+/// mapping directly, so the only host copy is the one an unaligned offset forces
+/// ([`elements`]).
 fn upload<T: Element + LeElement>(
     stream: &Arc<CudaStream>,
     t: &RawTensor<'_>,
