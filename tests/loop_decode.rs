@@ -33,13 +33,13 @@ kernel planes {
 }
 ";
 
-/// The statements of kernel `name`'s generated `run()`, with the call of the body replaced
+/// The statements of kernel `name`'s generated `ima_run()`, with the call of the body replaced
 /// by `record` of its last `rank` arguments (the launch indices), barriers counted, and the
 /// shared-memory set-up left out.
 fn run_statements(cu: &str, name: &str, rank: usize) -> String {
     let prefix = ima_codegen::cuda::KERNEL_NAMESPACE_PREFIX;
     let ns = cu.find(&format!("namespace {prefix}{name} {{")).unwrap();
-    let start = ns + cu[ns..].find("void run(").unwrap();
+    let start = ns + cu[ns..].find("void ima_run(").unwrap();
     let start = start + cu[start..].find(") {\n").unwrap() + 4;
     let end = start + cu[start..].find("\n}\n").unwrap();
     let mut out = String::new();
@@ -48,11 +48,11 @@ fn run_statements(cu: &str, name: &str, rank: usize) -> String {
         if t.starts_with("extern __shared__")
             || t.starts_with("I ima_smem_off")
             || t.starts_with("ima_smem_off +=")
-            || t.starts_with("const row_t<")
+            || t.starts_with("const ima_accessor_row<")
         {
             continue;
         }
-        if let Some(call) = t.strip_prefix("body<I, IMA_CHECKED>(") {
+        if let Some(call) = t.strip_prefix("ima_body<I, IMA_CHECKED>(") {
             let args: Vec<&str> = call.trim_end_matches(");").split(", ").collect();
             let indices = args[args.len() - rank..].join(", ");
             writeln!(out, "        record({indices});").unwrap();

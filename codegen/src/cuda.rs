@@ -10,7 +10,11 @@ use ima_dsl::facts::{Knowledge, Var};
 use ima_dsl::ir::{self, DType, Role};
 use quant::{QuantCu, quant};
 
+mod names;
 mod quant;
+
+pub use names::{DERIVED_PREFIXES, KERNEL_NAMESPACE_PREFIX};
+use names::{accessor_type, kernel_namespace, stride_param, tensor_map_param};
 
 /// The C type that holds one element.
 pub fn c_type(d: DType) -> &'static str {
@@ -45,18 +49,6 @@ fn header(d: DType) -> Option<&'static str> {
 /// record, the checks and reports, and the helpers with no template variables
 /// (`codegen/include/ima.cuh`, compiled on the host by `codegen/tests/ima_cuh.rs`).
 pub const IMA_CUH: &str = include_str!("../include/ima.cuh");
-
-/// Each kernel's declarations (constants, accessors, body) stand in the namespace of this
-/// prefix and its name: ima.cuh's identifiers all start with `ima_` or `Ima` but never with
-/// this (codegen/tests/ima_cuh.rs holds it to that), so a kernel may take the name of one of
-/// its helpers less the `ima_` (`ceil_div`, `rotate_half`), which a namespace `ima_<name>`
-/// made a redeclaration.
-pub const KERNEL_NAMESPACE_PREFIX: &str = "ima_kernel_";
-
-/// The namespace of kernel `name`'s declarations.
-fn kernel_namespace(name: &str) -> String {
-    format!("{KERNEL_NAMESPACE_PREFIX}{name}")
-}
 
 /// The line of a hand-written CUDA file (bench/twins/gemm.cu) that stands for ima.cuh, after
 /// the file's CUDA includes: NVRTC compiles one source, so the header is spliced in there.
@@ -135,6 +127,8 @@ struct PlainCu {
     docs: Vec<String>,
     role: &'static str,
     name: String,
+    /// Its accessor type.
+    type_name: String,
     /// Contract index, for checked-mode reports.
     arg: usize,
     write: u8,
@@ -200,6 +194,8 @@ enum LaunchCu {
 struct SharedCu {
     docs: Vec<String>,
     name: String,
+    /// Its accessor type.
+    type_name: String,
     /// `-1 - n` for the n-th shared array, in checked-mode reports.
     arg: i64,
     rank: usize,
@@ -338,13 +334,19 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         .collect();
     let symbols: Vec<&str> = k.symbols.iter().map(|s| s.name.as_str()).collect();
 
-    // run()'s parameters: accessors, symbols, params, the record. body() gets the
+    // ima_run()'s parameters: accessors, symbols, params, the record. ima_body() gets the
     // accessors, symbols, params, shared arrays and launch indices; both also get
     // ima_wait_for_inputs in a kernel that starts early.
     let accessors: Vec<String> = k
         .args
         .iter()
-        .map(|a| format!("const {}_t<I, IMA_CHECKED> {}", a.name, a.name))
+        .map(|a| {
+            format!(
+                "const {}<I, IMA_CHECKED> {}",
+                accessor_type(&a.name),
+                a.name
+            )
+        })
         .collect();
     let values: Vec<String> = symbols
         .iter()
@@ -363,11 +365,13 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     run_params.extend(wait.map(|w| format!("const ImaWaitForInputs<IMA_CHECKED> {w}")));
     let mut body_params = accessors;
     body_params.extend(values);
-    body_params.extend(
-        k.shared
-            .iter()
-            .map(|a| format!("const {}_t<I, IMA_CHECKED> {}", a.name, a.name)),
-    );
+    body_params.extend(k.shared.iter().map(|a| {
+        format!(
+            "const {}<I, IMA_CHECKED> {}",
+            accessor_type(&a.name),
+            a.name
+        )
+    }));
     body_params.extend(wait.map(|w| format!("const ImaWaitForInputs<IMA_CHECKED> {w}")));
     body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
     let rank = k.launch.indices().len();
@@ -539,6 +543,7 @@ fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
     SharedCu {
         docs: comment_lines(&a.docs),
         name: a.name.clone(),
+        type_name: accessor_type(&a.name),
         arg: -1 - i as i64,
         rank,
         dtype: a.dtype.name(),
@@ -630,6 +635,7 @@ fn plain(k: &ir::Kernel, a: &ir::TensorArg, index: usize) -> PlainCu {
             Role::InOut => "inout",
         },
         name: a.name.clone(),
+        type_name: accessor_type(&a.name),
         arg: index,
         write: u8::from(writes),
         rank,
@@ -762,12 +768,12 @@ fn entry(
                 format!("{pointee}*{} {}", restrict(k, b.ir), b.ident)
             }
             EntryParam::Stride { arg, dim } => {
-                format!("{index_type} {}_s{dim}", contract[arg].ident)
+                format!("{index_type} {}", stride_param(&contract[arg].ident, dim))
             }
             EntryParam::TensorMap { arg } => {
                 format!(
-                    "const __grid_constant__ ImaTensorMap {}_tma",
-                    contract[arg].ident
+                    "const __grid_constant__ ImaTensorMap {}",
+                    tensor_map_param(&contract[arg].ident)
                 )
             }
             EntryParam::Symbol(s) => format!("{index_type} {}", k.symbols[s].name),
@@ -803,7 +809,7 @@ fn entry(
             .filter(|c| std::ptr::eq(c.ir, a) && c.kind == ArgKind::Buffer)
         {
             fields.push(b.ident.clone());
-            fields.extend((0..b.dims.len()).map(|d| format!("{}_s{d}", b.ident)));
+            fields.extend((0..b.dims.len()).map(|d| stride_param(&b.ident, d)));
         }
         // Logical extents (plain) or K, N, G (quantized), then the record.
         let logical: Vec<String> = match &a.quant {
@@ -821,7 +827,7 @@ fn entry(
             .iter()
             .filter(|c| std::ptr::eq(c.ir, a) && c.tma.is_some())
         {
-            fields.push(format!("&{}_tma", b.ident));
+            fields.push(format!("&{}", tensor_map_param(&b.ident)));
         }
         if let Some(v) = &a.values {
             fields.push(c_expr(k, &v.lo.expr));
@@ -837,9 +843,9 @@ fn entry(
         // Qualified: the entry point sees the global namespace too, where CUDA's headers
         // declare POSIX types such as `key_t` and `size_t` (an argument named `key`).
         run_args.push(format!(
-            "{}::{}_t<{index_type}, {checked}>{{{}}}",
+            "{}::{}<{index_type}, {checked}>{{{}}}",
             kernel_namespace(&k.name),
-            a.name,
+            accessor_type(&a.name),
             fields.join(", ")
         ));
     }
@@ -856,7 +862,7 @@ fn entry(
     let tensor_maps = abi
         .entry_params(checked)
         .filter_map(|p| match p {
-            EntryParam::TensorMap { arg } => Some(format!("{}_tma", contract[arg].ident)),
+            EntryParam::TensorMap { arg } => Some(tensor_map_param(&contract[arg].ident)),
             _ => None,
         })
         .collect();

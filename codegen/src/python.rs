@@ -15,6 +15,7 @@
 
 use askama::Template;
 use ima_dsl::ir::{self, BinOp, Expr, Role};
+use ima_dsl::names::{python_output_shapes, quant_buffer, quant_group_size, quant_k, torch_out_op};
 
 use crate::package::{CrateOptions, GeneratedFile};
 
@@ -146,7 +147,7 @@ pub fn package_files(
             kernels: kernels
                 .iter()
                 .map(|k| ExposedRs {
-                    contract: k.name.to_ascii_uppercase(),
+                    contract: ima_dsl::names::rust_contract_static(&k.name),
                     slots: slots(k),
                 })
                 .collect(),
@@ -259,7 +260,7 @@ fn py_type(d: ir::DType) -> &'static str {
 fn py_expr(k: &ir::Kernel, e: &Expr) -> String {
     match e {
         Expr::Const(v) => v.to_string(),
-        Expr::Sym(s) => format!("s_{}", k.symbols[*s].name),
+        Expr::Sym(s) => shape_local(&k.symbols[*s].name),
         Expr::Param(p) => k.params[*p].name.clone(),
         Expr::Neg(a) => format!("(-{})", py_expr(k, a)),
         Expr::Not(a) => format!("(0 if {} else 1)", py_expr(k, a)),
@@ -299,6 +300,12 @@ fn output_symbols(k: &ir::Kernel) -> Vec<&str> {
         .collect()
 }
 
+/// The local that holds symbol or output `name`'s value in the shape functions and the
+/// custom ops: under the `_` no spec name starts with, so no argument can meet it.
+fn shape_local(name: &str) -> String {
+    format!("_s_{name}")
+}
+
 /// The body of `NAME_output_shapes(inputs..., params..., output symbols...)`, when every
 /// output's shape follows from those: each symbol from its input's dimension (a quantized
 /// input's `k`, `n` or `group_size`) or, one only outputs carry, from its parameter
@@ -318,7 +325,7 @@ fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
             if taken(&s.name) {
                 return None;
             }
-            lines.push(format!("s_{0} = {0}", s.name));
+            lines.push(format!("{} = {}", shape_local(&s.name), s.name));
             continue;
         }
         let value = if a.quant.is_some() {
@@ -327,7 +334,7 @@ fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
             let p = a.stored.iter().position(|&l| l == s.dim)?;
             format!("{}.shape[{p}]", a.name)
         };
-        lines.push(format!("s_{} = {value}", s.name));
+        lines.push(format!("{} = {value}", shape_local(&s.name)));
     }
     let shapes: Vec<String> = k
         .args
@@ -355,10 +362,10 @@ fn op_params(a: &ir::TensorArg) -> Vec<(String, &'static str)> {
             let mut v: Vec<(String, &'static str)> = q
                 .buffers(&a.dims[0], &a.dims[1], a.dtype)
                 .iter()
-                .map(|b| (format!("{}_{}", a.name, b.part), "_torch.Tensor"))
+                .map(|b| (quant_buffer(&a.name, b.part), "_torch.Tensor"))
                 .collect();
-            v.push((format!("{}_group_size", a.name), "int"));
-            v.push((format!("{}_k", a.name), "_typing.Optional[int]"));
+            v.push((quant_group_size(&a.name), "int"));
+            v.push((quant_k(&a.name), "_typing.Optional[int]"));
             v
         }
     }
@@ -371,11 +378,13 @@ fn op_rebuild(a: &ir::TensorArg) -> Option<String> {
     let parts: Vec<String> = q
         .buffers(&a.dims[0], &a.dims[1], a.dtype)
         .iter()
-        .map(|b| format!("{p}={n}_{p}", p = b.part, n = a.name))
+        .map(|b| format!("{}={}", b.part, quant_buffer(&a.name, b.part)))
         .collect();
     Some(format!(
-        "        {n} = _imac.QuantWeight({f:?}, {parts}, group_size={n}_group_size, k={n}_k)\n",
+        "        {n} = _imac.QuantWeight({f:?}, {parts}, group_size={g}, k={k})\n",
         n = a.name,
+        g = quant_group_size(&a.name),
+        k = quant_k(&a.name),
         f = crate::rust::quant_format(q).1,
         parts = parts.join(", "),
     ))
@@ -505,7 +514,8 @@ SPEC_FILE = _native.SPEC_FILE
             .collect();
         if let Some(lines) = &shapes {
             s.push_str(&format!(
-                "\n\ndef {name}_output_shapes({args}):\n    \"\"\"The shapes of `{name}`'s outputs ({outs}), from its inputs' shapes and\n    params{given}, as the spec's extents give them.\"\"\"\n",
+                "\n\ndef {shapes}({args}):\n    \"\"\"The shapes of `{name}`'s outputs ({outs}), from its inputs' shapes and\n    params{given}, as the spec's extents give them.\"\"\"\n",
+                shapes = python_output_shapes(&k.name),
                 name = k.name,
                 args = inputs.join(", "),
                 outs = k
@@ -524,7 +534,7 @@ SPEC_FILE = _native.SPEC_FILE
             for l in lines {
                 s.push_str(&format!("    {l}\n"));
             }
-            all.push(format!("{}_output_shapes", k.name));
+            all.push(python_output_shapes(&k.name));
         }
         // The custom ops, over the flattened arguments.
         let param_list: Vec<(String, &str)> = k
@@ -562,8 +572,9 @@ SPEC_FILE = _native.SPEC_FILE
             .map(|a| format!("{:?}, ", a.name))
             .collect();
         s.push_str(&format!(
-            "\n\nif _torch is not None:\n\n    @_torch.library.custom_op(\"{ns}::{name}_out\", mutates_args=({mutated}))\n    def _{name}_out({typed}) -> None:\n{rebuild}        {name}({args})\n\n    @_{name}_out.register_fake\n    def _({flat}):\n        return None\n",
+            "\n\nif _torch is not None:\n\n    @_torch.library.custom_op(\"{ns}::{out}\", mutates_args=({mutated}))\n    def _{out}({typed}) -> None:\n{rebuild}        {name}({args})\n\n    @_{out}.register_fake\n    def _({flat}):\n        return None\n",
             name = k.name,
+            out = torch_out_op(&k.name),
             mutated = mutated.trim_end(),
             typed = typed(&flat),
             rebuild = rebuild(None),
@@ -583,19 +594,21 @@ SPEC_FILE = _native.SPEC_FILE
             } else {
                 format!("tuple[{}]", vec!["_torch.Tensor"; outs.len()].join(", "))
             };
-            let shape_vars: Vec<String> = outs.iter().map(|a| format!("s_{}", a.name)).collect();
+            let shape_vars: Vec<String> = outs.iter().map(|a| shape_local(&a.name)).collect();
             let alloc: String = outs
                 .iter()
                 .map(|a| {
                     let dtype = format!("_torch.{}", torch_name(a.dtype));
                     match like {
                         Some(x) => format!(
-                            "        {o} = {x}.new_empty(s_{o}, dtype={dtype})\n",
-                            o = a.name
+                            "        {o} = {x}.new_empty({s}, dtype={dtype})\n",
+                            o = a.name,
+                            s = shape_local(&a.name)
                         ),
                         None => format!(
-                            "        {o} = _torch.empty(s_{o}, dtype={dtype}, device=\"cuda\")\n",
-                            o = a.name
+                            "        {o} = _torch.empty({s}, dtype={dtype}, device=\"cuda\")\n",
+                            o = a.name,
+                            s = shape_local(&a.name)
                         ),
                     }
                 })
@@ -606,10 +619,10 @@ SPEC_FILE = _native.SPEC_FILE
                 .collect::<Vec<_>>()
                 .join(", ");
             let unpack = format!(
-                "{}        ({},) = {name}_output_shapes({args})\n",
+                "{}        ({},) = {shapes}({args})\n",
                 rebuild(Some(Role::In)),
                 shape_vars.join(", "),
-                name = k.name,
+                shapes = python_output_shapes(&k.name),
                 args = inputs.join(", ")
             );
             s.push_str(&format!(
@@ -702,8 +715,8 @@ fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
             let mut typed_in = pyi_params(k, |a| a.role == Role::In);
             typed_in.extend(output_symbols(k).iter().map(|s| format!("{s}: int")));
             s.push_str(&format!(
-                "\ndef {}_output_shapes({}) -> tuple[tuple[int, ...], ...]: ...\n",
-                k.name,
+                "\ndef {}({}) -> tuple[tuple[int, ...], ...]: ...\n",
+                python_output_shapes(&k.name),
                 typed_in.join(", ")
             ));
         }
@@ -713,7 +726,7 @@ fn init_pyi(m: &ir::Module, kernels: &[&ir::Kernel]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{PACKAGE_NAMES, init_py, init_pyi, py_expr};
+    use super::{PACKAGE_NAMES, init_py, init_pyi, py_expr, shape_local};
     use crate::random_exprs::{PARAMS, SYMBOLS, assert_values, cases, kernel};
     use std::fmt::Write;
 
@@ -731,7 +744,7 @@ mod tests {
         );
         for c in &cases {
             for (name, v) in SYMBOLS.iter().zip(&c.symbols) {
-                write!(program, "s_{name} = {v}; ").unwrap();
+                write!(program, "{} = {v}; ", shape_local(name)).unwrap();
             }
             for (name, v) in PARAMS.iter().zip(&c.params) {
                 write!(program, "{name} = {v}; ").unwrap();
@@ -813,10 +826,10 @@ mod tests {
         );
         for line in [
             "def pick_output_shapes(x, scale, NY):",
-            "    s_NY = NY",
-            "    return ((s_NY,),)",
+            "    _s_NY = NY",
+            "    return ((_s_NY,),)",
             "    def _pick_op(x: _torch.Tensor, scale: float, NY: int) -> _torch.Tensor:",
-            "        (s_y,) = pick_output_shapes(x, scale, NY)",
+            "        (_s_y,) = pick_output_shapes(x, scale, NY)",
         ] {
             assert!(py.lines().any(|l| l == line), "no `{line}` in:\n{py}");
         }
@@ -825,6 +838,38 @@ mod tests {
                 .any(|l| l == "def pick_output_shapes(x: Array, scale: float, NY: int) -> tuple[tuple[int, ...], ...]: ..."),
             "{pyi}"
         );
+    }
+
+    /// An input named `s_M` beside the symbol `M` that an earlier input binds: the shape
+    /// function's locals take the `_` no spec name starts with, so the input is still the
+    /// tensor when the function reads its shape (with the locals `s_M`, `s_N`, the first
+    /// statement made `s_M` an int, and the second failed on its `.shape`).
+    #[test]
+    fn the_shape_function_s_locals_leave_the_arguments_alone() {
+        let (py, _) = package(
+            "locals",
+            "kernel pad {\n    in x: f32[M]\n    in s_M: f32[N]\n    out y: f32[N, M]\n    launch over y[i, j]\n    body { y(i, j) = s_M(i) + x(j); }\n}\n",
+        );
+        let start = py.find("def pad_output_shapes(").expect("a shape function");
+        let end = start + py[start..].find("\n\n").unwrap();
+        let program = format!(
+            "import sys\nsys.path.insert(0, {:?})\nimport _imac\n\nclass Tensor:\n    def __init__(self, *shape):\n        self.shape = shape\n\n{}\n\nprint(pad_output_shapes(Tensor(3), Tensor(5)))\n",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/templates/python"),
+            &py[start..end]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("shapes.py");
+        std::fs::write(&src, &program).unwrap();
+        let ran = std::process::Command::new("python3")
+            .arg(&src)
+            .output()
+            .expect("running python3");
+        assert!(
+            ran.status.success(),
+            "{program}\n{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        assert_eq!(String::from_utf8(ran.stdout).unwrap(), "((5, 3),)\n");
     }
 
     /// A spec's constants are the package's module attributes, exported and typed.

@@ -62,7 +62,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelDoc {
             .collect(),
         call_args: format!(
             "{} {{ {} }}",
-            crate::rust::args_struct_name(k),
+            ima_dsl::names::rust_args_struct(&k.name),
             call_args.collect::<Vec<_>>().join(", ")
         ),
     }

@@ -4,6 +4,7 @@
 use askama::Template;
 use ima_dsl::abi::{kernel_contract, owned};
 use ima_dsl::ir::{self, DType, Expr, Role};
+use ima_dsl::names::{camel_case, rust_args_struct, rust_contract_static, rust_kernel_type};
 
 /// The Rust type of one element, as the runtime names it.
 pub fn rust_type(d: DType) -> &'static str {
@@ -183,11 +184,6 @@ fn with_docs(line: String, docs: &[String]) -> String {
     }
 }
 
-/// The struct of a kernel's named arguments: `AttnScoresArgs` for `attn_scores`.
-pub fn args_struct_name(k: &ir::Kernel) -> String {
-    format!("{}Args", camel_case(&k.name))
-}
-
 /// `name<a, b>`, or `name` with no parameters.
 fn angle(name: &str, params: &[String]) -> String {
     if params.is_empty() {
@@ -230,20 +226,6 @@ fn generic_name(name: &str, taken: &[(String, String)]) -> String {
         .chain((1..).map(|i| format!("{base}{i}")))
         .find(free)
         .expect("some numbered name is free")
-}
-
-fn camel_case(name: &str) -> String {
-    name.split('_')
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_ascii_uppercase())
-                .into_iter()
-                .chain(c)
-                .collect::<String>()
-        })
-        .collect()
 }
 
 fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
@@ -341,15 +323,15 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
             .chain(generics.iter().map(|(_, bound)| format!("impl {bound}")))
             .collect::<Vec<_>>()
     };
-    let args_name = args_struct_name(k);
+    let args_name = rust_args_struct(&k.name);
     let quantized = kernel_args
         .iter()
         .any(|a| matches!(a, KernelArgRs::Quant(_)));
     KernelRs {
         name: k.name.clone(),
         has_values: ima_dsl::abi::has_value_contracts(k),
-        type_name: camel_case(&k.name),
-        contract_name: k.name.to_ascii_uppercase(),
+        type_name: rust_kernel_type(&k.name),
+        contract_name: rust_contract_static(&k.name),
         signature: c.signature.clone(),
         location: c.location.clone(),
         docs: k.docs.clone(),

@@ -39,7 +39,7 @@ namespace {{ k.namespace }} {
 {%- endfor %}
 // {{ p.role }} {{ p.name }}: {{ p.dtype }}[{{ p.dims }}]{{ p.layout_note }}
 template <typename I, bool IMA_CHECKED>
-struct {{ p.name }}_t {
+struct {{ p.type_name }} {
     {{ p.pointee }}*{{ p.restrict }} p;
     I {{ p.stride_fields }};
     I {{ p.extent_fields }};
@@ -322,7 +322,7 @@ struct {{ p.name }}_t {
 // in {{ q.name }}: {{ q.summary }}
 // Buffers: {{ q.buffers }}.
 template <typename I, bool IMA_CHECKED>
-struct {{ q.name }}_t {
+struct {{ q.type_name }} {
 {%- for b in q.parts %}
     const {{ b.c_type }}*{{ q.restrict }} {{ b.part }};
     I {{ b.part }}_s0{% if b.rank == 2 %}, {{ b.part }}_s1{% endif %};
@@ -684,7 +684,7 @@ struct {{ q.name }}_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const {{ q.name }}_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const {{ q.type_name }} self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -882,7 +882,7 @@ struct {{ q.name }}_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const {{ q.name }}_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const {{ q.type_name }} self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -1177,7 +1177,7 @@ struct {{ q.name }}_t {
 {%- endfor %}
 // shared {{ a.name }}: {{ a.dtype }}[{{ a.dims }}], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct {{ a.name }}_t {
+struct {{ a.type_name }} {
     {{ a.c_type }}* p;
     I {{ a.dim_list }};
     ImaRec<IMA_CHECKED> rec;
@@ -1191,10 +1191,10 @@ struct {{ a.name }}_t {
     // The same array in block `rank` of this block's cluster (distributed shared memory),
     // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
     // checked entry point the rank against the cluster's blocks.
-    __device__ __forceinline__ ImaInBlock<{{ a.name }}_t> in_block(unsigned rank) const {
-        {{ a.name }}_t other = *this;
+    __device__ __forceinline__ ImaInBlock<{{ a.type_name }}> in_block(unsigned rank) const {
+        {{ a.type_name }} other = *this;
         other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, {{ a.arg }});
-        return ImaInBlock<{{ a.name }}_t>{other};
+        return ImaInBlock<{{ a.type_name }}>{other};
     }
 {%- endif %}
 {%- if a.vec > 0 %}
@@ -1265,7 +1265,7 @@ struct {{ a.name }}_t {
 };
 {% endfor %}
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
+__device__ __forceinline__ void ima_body(
     {{ k.body_params }}) {
 #line {{ k.body_line }} "{{ spec }}"
 {{ k.body }}
@@ -1273,7 +1273,7 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
+__device__ __forceinline__ void ima_run(
     {{ k.run_params }}) {
 {%- if !k.shared.is_empty() %}
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
@@ -1288,7 +1288,7 @@ __device__ __forceinline__ void run(
 {%- endif %}
     I ima_smem_off = 0;
 {%- for a in k.shared %}
-    const {{ a.name }}_t<I, IMA_CHECKED> {{ a.name }}{reinterpret_cast<{{ a.c_type }}*>(ima_smem + ima_smem_off), {{ a.dim_values }}, ima_recorder};
+    const {{ a.type_name }}<I, IMA_CHECKED> {{ a.name }}{reinterpret_cast<{{ a.c_type }}*>(ima_smem + ima_smem_off), {{ a.dim_values }}, ima_recorder};
 {%- if !loop.last %}
     ima_smem_off = (ima_smem_off + {{ a.bytes }} + {{ a.next_align - 1 }}) / {{ a.next_align }} * {{ a.next_align }};
 {%- endif %}
@@ -1296,7 +1296,7 @@ __device__ __forceinline__ void run(
 {%- endif %}
 {%- match k.launch %}
 {%- when LaunchCu::Grid %}
-    body<I, IMA_CHECKED>({{ k.body_args }});
+    ima_body<I, IMA_CHECKED>({{ k.body_args }});
 {%- when LaunchCu::Loop with { first, step, sync } %}
     const I ima_n = {{ k.domain }};
     const I ima_step = {{ step }};
@@ -1315,7 +1315,7 @@ __device__ __forceinline__ void run(
 {%- if k.rank > 0 %}
         ima_assume_below(ima_i, ima_e);
 {%- endif %}
-        body<I, IMA_CHECKED>({{ k.body_args }});
+        ima_body<I, IMA_CHECKED>({{ k.body_args }});
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
 {%- if sync %}
@@ -1375,7 +1375,7 @@ extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}
     unsigned int ima_violations = 0;
 {%- endif %}
 {%- endif %}
-    run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
+    ima_run<{{ e.index_type }}, {{ e.checked }}>({{ e.run_args }});
 {%- if k.starts_early %}
     // Every thread has waited for the grids ahead before it exits, the body's early returns
     // included, so that this grid completes only after they have: a kernel that starts

@@ -289,17 +289,19 @@ fn generated_modules_embed_ima_cuh() {
     assert_eq!(ima_codegen::cuda::IMA_CUH, on_disk);
 }
 
-/// No identifier of ima.cuh starts with the kernels' namespace prefix, so no kernel's name
-/// can make its namespace one of them (ima.cuh's `ima_rope` once clashed with the kernel
-/// `rope`'s `ima_rope`).
+/// No identifier of ima.cuh starts with a prefix of the names the generated CUDA derives
+/// from the spec's (the kernels' namespaces, accessor types, stride and tensor-map
+/// parameters), so no spec name can make one of them (ima.cuh's `ima_rope` once clashed with
+/// the kernel `rope`'s namespace `ima_rope`).
 #[test]
-fn ima_cuh_leaves_the_kernels_namespace_prefix_free() {
-    let prefix = ima_codegen::cuda::KERNEL_NAMESPACE_PREFIX;
-    let at: Vec<usize> = ima_codegen::cuda::IMA_CUH
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains(prefix))
-        .map(|(i, _)| i + 1)
-        .collect();
-    assert!(at.is_empty(), "ima.cuh lines {at:?} use `{prefix}`");
+fn ima_cuh_leaves_the_derived_names_prefixes_free() {
+    for prefix in ima_codegen::cuda::DERIVED_PREFIXES {
+        let at: Vec<usize> = ima_codegen::cuda::IMA_CUH
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains(prefix))
+            .map(|(i, _)| i + 1)
+            .collect();
+        assert!(at.is_empty(), "ima.cuh lines {at:?} use `{prefix}`");
+    }
 }

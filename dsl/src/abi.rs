@@ -80,7 +80,7 @@ pub fn contract_args(k: &ir::Kernel) -> Vec<ContractArg<'_>> {
                 for b in q.buffers(&a.dims[0], &a.dims[1], a.dtype) {
                     out.push(ContractArg {
                         name: format!("{}.{}", a.name, b.part),
-                        ident: format!("{}_{}", a.name, b.part),
+                        ident: crate::names::quant_buffer(&a.name, b.part),
                         ir: a,
                         kind: ArgKind::Buffer,
                         dtype: b.dtype,

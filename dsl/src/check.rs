@@ -6,8 +6,9 @@
 //! expressions), `args.rs` (tensor arguments, params, element types, quantization,
 //! `stored`, `align`, `tma`, `early`), `values.rs` (value contracts), `constraints.rs`
 //! (what the `where` clauses prove: contradictions, vector alignment), `shared.rs` (shared
-//! arrays and their size), `launch.rs` (the launch form, block and `min_blocks`). This file
-//! walks the file and each kernel.
+//! arrays and their size), `launch.rs` (the launch form, block and `min_blocks`),
+//! `names.rs` (names that would meet in the generated code). This file walks the file and
+//! each kernel.
 
 use crate::ast::{self, ExprKind, Member, Role, Span};
 use crate::diag::{Diagnostic, Source};
@@ -19,6 +20,7 @@ mod args;
 mod constraints;
 mod error;
 mod launch;
+mod names;
 mod scope;
 mod shared;
 mod values;
@@ -36,6 +38,9 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
     let mut kernel_names: HashMap<String, Span> = HashMap::new();
     let mut kernels = Vec::new();
     let mut const_order = Vec::new();
+    // Each kernel and constant name once (the first where it repeats), for names.rs.
+    let mut kernel_idents: Vec<&ast::Ident> = Vec::new();
+    let mut const_idents: Vec<&ast::Ident> = Vec::new();
     for item in &file.items {
         match item {
             ast::Item::Const(c) => {
@@ -47,6 +52,7 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
                     errors.push(duplicate("constant", &c.name, prev.1));
                 } else if let Some(v) = value {
                     check_reserved(&c.name, &mut errors);
+                    const_idents.push(&c.name);
                     consts.insert(c.name.name.clone(), (v, c.name.span));
                     const_order.push((c.name.name.clone(), v));
                 }
@@ -56,6 +62,7 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
                     errors.push(duplicate("kernel", &k.name, prev));
                 } else {
                     kernel_names.insert(k.name.name.clone(), k.name.span);
+                    kernel_idents.push(&k.name);
                 }
                 if let Some(kernel) = KernelChecker::new(k, &consts, source, &mut errors).run() {
                     kernels.push(kernel);
@@ -63,6 +70,7 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
             }
         }
     }
+    names::module_clashes(&kernel_idents, &const_idents, &mut errors);
     if errors.is_empty() {
         Ok(ir::Module {
             file: source.name.clone(),
@@ -361,6 +369,10 @@ impl<'a> KernelChecker<'a> {
         let knowledge = self.constraint_facts(&constraints, symbols.len(), params.len(), &symbols);
         self.vector_alignment(&tensors, &args, &knowledge, &symbols);
         self.shared_fits(&shared, &knowledge, &symbols);
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        self.kernel_clashes(&args, &symbols, &symbol_spans);
         if self.errors.len() > errors_before {
             return None;
         }

@@ -8,6 +8,7 @@ pub mod diag;
 pub mod facts;
 pub mod fmt;
 pub mod ir;
+pub mod names;
 mod reserved;
 pub mod syntax;
 

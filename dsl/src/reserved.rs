@@ -91,8 +91,22 @@ const RUST: &[&str] = &[
     "unsized", "gen",
 ];
 
-/// Parameter names of every generated launch stub.
-const STUB: &[&str] = &["stream"];
+/// Parameter names of every generated Rust launch stub (`launch`, `launch_in`, `validate`),
+/// and its list of kernel arguments, which a quantized argument's stub builds in `args`.
+const STUB: &[&str] = &["stream", "args", "graph"];
+
+/// Keywords of Python, where the package's functions take the spec's arguments and params
+/// by name (those of C++ and Rust are above).
+const PYTHON: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// Macros the generated CUDA sees where a spec's name may stand: ima.cuh's `INFINITY`, and
+/// those of the CUDA headers for f16, bf16 and fp8 that take no reserved prefix (below).
+const MACROS: &[&str] = &["INFINITY", "NAN", "NULL", "IF_DEVICE_OR_CUDACC"];
 
 /// Names the generated CUDA gives bodies: `I`, the index type.
 const BODY: &[&str] = &["I"];
@@ -113,20 +127,40 @@ const MODULE: &[&str] = &[
     "set_sync",
 ];
 
+/// Whether `name` takes a prefix of the generated code's names: `ima_` (ima.cuh's functions
+/// and every name the generated CUDA derives from the spec's), `IMA_` (its macros and the
+/// checked-mode template parameter), `Ima` and a capital (its types), `_` (the Python
+/// package's private names, and C's reserved ones), and `CUDART_` (the CUDA headers'
+/// constants, which are macros).
+fn generated_prefix(name: &str) -> bool {
+    ["ima_", "IMA_", "_", "CUDART_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || name
+            .strip_prefix("Ima")
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
 /// Why `name` is reserved, or `None` when it is free.
 pub fn reserved(name: &str) -> Option<&'static str> {
-    if name.starts_with("ima_") || name.starts_with("__") {
-        Some("names starting with `ima_` or `__` belong to the generated code")
+    if generated_prefix(name) {
+        Some(
+            "names starting with `ima_`, `IMA_`, `Ima` and a capital, `_` or `CUDART_` belong to the generated code",
+        )
+    } else if MACROS.contains(&name) {
+        Some("the generated CUDA sees a macro of that name")
     } else if CUDA_CPP.contains(&name) {
         Some("it is a keyword or built-in name in CUDA C++")
     } else if BODY.contains(&name) {
         Some("`I` is the index type (int or long long) inside bodies")
     } else if STUB.contains(&name) {
-        Some("every launch stub already has a parameter of that name")
+        Some("every Rust launch stub already has a parameter or local of that name")
     } else if MODULE.contains(&name) {
         Some("the generated Rust module or Python package already defines it")
     } else if RUST.contains(&name) {
         Some("it is a keyword in Rust, where it names a launch-stub argument")
+    } else if PYTHON.contains(&name) {
+        Some("it is a keyword in Python, where it names a parameter of the kernel's function")
     } else {
         None
     }

@@ -2616,7 +2616,7 @@ namespace ima_kernel_cluster_row_sums {
 
 // in x: f32[R, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2631,7 +2631,7 @@ struct x_t {
 
 // out y: f32[R]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2646,7 +2646,7 @@ struct y_t {
 
 // shared part: f32[256], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -2659,10 +2659,10 @@ struct part_t {
     // The same array in block `rank` of this block's cluster (distributed shared memory),
     // for its elements and vectors (ImaInBlock): indices checked as this block's, and in a
     // checked entry point the rank against the cluster's blocks.
-    __device__ __forceinline__ ImaInBlock<part_t> in_block(unsigned rank) const {
-        part_t other = *this;
+    __device__ __forceinline__ ImaInBlock<ima_accessor_part> in_block(unsigned rank) const {
+        ima_accessor_part other = *this;
         other.p = ima_cluster_map<IMA_CHECKED>(p, rank, rec, -1);
-        return ImaInBlock<part_t>{other};
+        return ImaInBlock<ima_accessor_part>{other};
     }
     // 4 consecutive elements as one 16-byte vector (for `x.load4_async` and
     // ldmatrix); its first element must lie at a multiple of 4 elements.
@@ -2685,13 +2685,13 @@ struct part_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I R,
     const I K,
     const int shift,
-    const part_t<I, IMA_CHECKED> part) {
+    const ima_accessor_part<I, IMA_CHECKED> part) {
 #line 17 "tests/in/clusters.ima"
 
         const I r = blockIdx.x / 4, quarter = K / 4, rank = ima_cluster_rank();
@@ -2715,9 +2715,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I R,
     const I K,
     const int shift,
@@ -2726,18 +2726,18 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 256, ima_recorder};
-    body<I, IMA_CHECKED>(x, y, R, K, shift, part);
+    const ima_accessor_part<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 256, ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, y, R, K, shift, part);
 }
 
 }  // namespace ima_kernel_cluster_row_sums
 
 extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) cluster_row_sums_i32(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int R,
     int K,
     int shift) {
@@ -2751,8 +2751,8 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) c
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(K % 4 == 0);
-    run<int, false>(ima_kernel_cluster_row_sums::x_t<int, false>{x, x_s0, x_s1, R, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_cluster_row_sums::y_t<int, false>{y, y_s0, R, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_cluster_row_sums::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, R, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_cluster_row_sums::ima_accessor_y<int, false>{y, ima_stride_y_0, R, ImaRecorder{nullptr, nullptr}},
         R,
         K,
         shift,
@@ -2761,10 +2761,10 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) c
 
 extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) cluster_row_sums_i64(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long R,
     long long K,
     int shift) {
@@ -2778,8 +2778,8 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) c
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(K % 4 == 0);
-    run<long long, false>(ima_kernel_cluster_row_sums::x_t<long long, false>{x, x_s0, x_s1, R, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_cluster_row_sums::y_t<long long, false>{y, y_s0, R, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_cluster_row_sums::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, R, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_cluster_row_sums::ima_accessor_y<long long, false>{y, ima_stride_y_0, R, ImaRecorder{nullptr, nullptr}},
         R,
         K,
         shift,
@@ -2788,10 +2788,10 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) c
 
 extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) cluster_row_sums_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int R,
     int K,
     int shift,
@@ -2808,8 +2808,8 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) c
     __builtin_assume(K % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_cluster_row_sums::x_t<int, true>{x, x_s0, x_s1, R, K, &ima_pending},
-        ima_kernel_cluster_row_sums::y_t<int, true>{y, y_s0, R, &ima_pending},
+    ima_run<int, true>(ima_kernel_cluster_row_sums::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, R, K, &ima_pending},
+        ima_kernel_cluster_row_sums::ima_accessor_y<int, true>{y, ima_stride_y_0, R, &ima_pending},
         R,
         K,
         shift,
@@ -2835,10 +2835,10 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) c
 
 extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) cluster_row_sums_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long R,
     long long K,
     int shift,
@@ -2855,8 +2855,8 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(256, 1) c
     __builtin_assume(K % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_cluster_row_sums::x_t<long long, true>{x, x_s0, x_s1, R, K, &ima_pending},
-        ima_kernel_cluster_row_sums::y_t<long long, true>{y, y_s0, R, &ima_pending},
+    ima_run<long long, true>(ima_kernel_cluster_row_sums::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, R, K, &ima_pending},
+        ima_kernel_cluster_row_sums::ima_accessor_y<long long, true>{y, ima_stride_y_0, R, &ima_pending},
         R,
         K,
         shift,

@@ -2609,7 +2609,7 @@ namespace ima_kernel_copy_escaped {
 // A path: C:\temp\ \ //
 // in x: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2624,7 +2624,7 @@ struct x_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2638,9 +2638,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I i) {
 #line 12 "tests/in/doc_escapes.ima"
@@ -2649,9 +2649,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N;
@@ -2667,7 +2667,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, y, N, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, y, N, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2678,9 +2678,9 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) copy_escaped_i32(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N) {
     using namespace ima_kernel_copy_escaped;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2689,17 +2689,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) copy_escaped_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_copy_escaped::x_t<int, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_copy_escaped::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_copy_escaped::ima_accessor_x<int, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_copy_escaped::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) copy_escaped_i64(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N) {
     using namespace ima_kernel_copy_escaped;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2708,17 +2708,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) copy_escaped_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_copy_escaped::x_t<long long, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_copy_escaped::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_copy_escaped::ima_accessor_x<long long, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_copy_escaped::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) copy_escaped_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_copy_escaped;
@@ -2730,8 +2730,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) copy_escaped_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_copy_escaped::x_t<int, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_copy_escaped::y_t<int, true>{y, y_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_copy_escaped::ima_accessor_x<int, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_copy_escaped::ima_accessor_y<int, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2751,9 +2751,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) copy_escaped_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) copy_escaped_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_copy_escaped;
@@ -2765,8 +2765,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) copy_escaped_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_copy_escaped::x_t<long long, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_copy_escaped::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_copy_escaped::ima_accessor_x<long long, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_copy_escaped::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {

@@ -2609,7 +2609,7 @@ namespace ima_kernel_add_one_slowly {
 
 // in x: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2624,7 +2624,7 @@ struct x_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2638,9 +2638,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const long long cycles) {
 #line 9 "tests/in/early.ima"
@@ -2655,22 +2655,22 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const long long cycles,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(x, y, N, cycles);
+    ima_body<I, IMA_CHECKED>(x, y, N, cycles);
 }
 
 }  // namespace ima_kernel_add_one_slowly
 
 extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i32(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     long long cycles) {
     using namespace ima_kernel_add_one_slowly;
@@ -2680,8 +2680,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_add_one_slowly::x_t<int, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_add_one_slowly::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_add_one_slowly::ima_accessor_x<int, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_one_slowly::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         cycles,
         ImaRecorder{nullptr, nullptr});
@@ -2689,9 +2689,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i64(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     long long cycles) {
     using namespace ima_kernel_add_one_slowly;
@@ -2701,8 +2701,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_add_one_slowly::x_t<long long, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_add_one_slowly::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_add_one_slowly::ima_accessor_x<long long, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_one_slowly::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         cycles,
         ImaRecorder{nullptr, nullptr});
@@ -2710,9 +2710,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     long long cycles,
     ImaRecord* ima_record) {
@@ -2725,8 +2725,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_add_one_slowly::x_t<int, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_add_one_slowly::y_t<int, true>{y, y_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_add_one_slowly::ima_accessor_x<int, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_add_one_slowly::ima_accessor_y<int, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         cycles,
         &ima_pending);
@@ -2747,9 +2747,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     long long cycles,
     ImaRecord* ima_record) {
@@ -2762,8 +2762,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) add_one_slowly_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_add_one_slowly::x_t<long long, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_add_one_slowly::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_add_one_slowly::ima_accessor_x<long long, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_add_one_slowly::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         cycles,
         &ima_pending);
@@ -2791,7 +2791,7 @@ namespace ima_kernel_halve_and_add {
 
 // in table: f32[T]
 template <typename I, bool IMA_CHECKED>
-struct table_t {
+struct ima_accessor_table {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2806,7 +2806,7 @@ struct table_t {
 
 // in x: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* p;
     I s0;
     I e0;
@@ -2821,7 +2821,7 @@ struct x_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2835,10 +2835,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const table_t<I, IMA_CHECKED> table,
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_table<I, IMA_CHECKED> table,
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I T,
     const I N,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
@@ -2853,26 +2853,26 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const table_t<I, IMA_CHECKED> table,
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_table<I, IMA_CHECKED> table,
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I T,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
-    body<I, IMA_CHECKED>(table, x, y, T, N, ima_wait_for_inputs);
+    ima_body<I, IMA_CHECKED>(table, x, y, T, N, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_halve_and_add
 
 extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i32(
     const float* __restrict__ table,
-    int table_s0,
+    int ima_stride_table_0,
     const float* x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int T,
     int N) {
     using namespace ima_kernel_halve_and_add;
@@ -2882,9 +2882,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_halve_and_add::table_t<int, false>{table, table_s0, T, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_halve_and_add::x_t<int, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_halve_and_add::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_halve_and_add::ima_accessor_table<int, false>{table, ima_stride_table_0, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_halve_and_add::ima_accessor_x<int, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_halve_and_add::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         T,
         N,
         ImaRecorder{nullptr, nullptr},
@@ -2897,11 +2897,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i64(
     const float* __restrict__ table,
-    long long table_s0,
+    long long ima_stride_table_0,
     const float* x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long T,
     long long N) {
     using namespace ima_kernel_halve_and_add;
@@ -2911,9 +2911,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_halve_and_add::table_t<long long, false>{table, table_s0, T, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_halve_and_add::x_t<long long, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_halve_and_add::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_halve_and_add::ima_accessor_table<long long, false>{table, ima_stride_table_0, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_halve_and_add::ima_accessor_x<long long, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_halve_and_add::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         T,
         N,
         ImaRecorder{nullptr, nullptr},
@@ -2926,11 +2926,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i32_checked(
     const float* __restrict__ table,
-    int table_s0,
+    int ima_stride_table_0,
     const float* x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int T,
     int N,
     ImaRecord* ima_record) {
@@ -2946,9 +2946,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i32_checked(
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<int, true>(ima_kernel_halve_and_add::table_t<int, true>{table, table_s0, T, &ima_pending},
-        ima_kernel_halve_and_add::x_t<int, true>{x, x_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_halve_and_add::y_t<int, true>{y, y_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<int, true>(ima_kernel_halve_and_add::ima_accessor_table<int, true>{table, ima_stride_table_0, T, &ima_pending},
+        ima_kernel_halve_and_add::ima_accessor_x<int, true>{x, ima_stride_x_0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_halve_and_add::ima_accessor_y<int, true>{y, ima_stride_y_0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
         T,
         N,
         &ima_pending,
@@ -2977,11 +2977,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i64_checked(
     const float* __restrict__ table,
-    long long table_s0,
+    long long ima_stride_table_0,
     const float* x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long T,
     long long N,
     ImaRecord* ima_record) {
@@ -2997,9 +2997,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) halve_and_add_i64_checked(
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<long long, true>(ima_kernel_halve_and_add::table_t<long long, true>{table, table_s0, T, &ima_pending},
-        ima_kernel_halve_and_add::x_t<long long, true>{x, x_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_halve_and_add::y_t<long long, true>{y, y_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<long long, true>(ima_kernel_halve_and_add::ima_accessor_table<long long, true>{table, ima_stride_table_0, T, &ima_pending},
+        ima_kernel_halve_and_add::ima_accessor_x<long long, true>{x, ima_stride_x_0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_halve_and_add::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
         T,
         N,
         &ima_pending,
@@ -3036,7 +3036,7 @@ namespace ima_kernel_reads_too_soon {
 
 // in table: f32[T]
 template <typename I, bool IMA_CHECKED>
-struct table_t {
+struct ima_accessor_table {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -3051,7 +3051,7 @@ struct table_t {
 
 // in x: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* p;
     I s0;
     I e0;
@@ -3066,7 +3066,7 @@ struct x_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -3080,10 +3080,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const table_t<I, IMA_CHECKED> table,
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_table<I, IMA_CHECKED> table,
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I T,
     const I N,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
@@ -3098,26 +3098,26 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const table_t<I, IMA_CHECKED> table,
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_table<I, IMA_CHECKED> table,
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I T,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
-    body<I, IMA_CHECKED>(table, x, y, T, N, ima_wait_for_inputs);
+    ima_body<I, IMA_CHECKED>(table, x, y, T, N, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_reads_too_soon
 
 extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32(
     const float* __restrict__ table,
-    int table_s0,
+    int ima_stride_table_0,
     const float* x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int T,
     int N) {
     using namespace ima_kernel_reads_too_soon;
@@ -3127,9 +3127,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_reads_too_soon::table_t<int, false>{table, table_s0, T, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_reads_too_soon::x_t<int, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_reads_too_soon::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_reads_too_soon::ima_accessor_table<int, false>{table, ima_stride_table_0, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_reads_too_soon::ima_accessor_x<int, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_reads_too_soon::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         T,
         N,
         ImaRecorder{nullptr, nullptr},
@@ -3142,11 +3142,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i64(
     const float* __restrict__ table,
-    long long table_s0,
+    long long ima_stride_table_0,
     const float* x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long T,
     long long N) {
     using namespace ima_kernel_reads_too_soon;
@@ -3156,9 +3156,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_reads_too_soon::table_t<long long, false>{table, table_s0, T, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_reads_too_soon::x_t<long long, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_reads_too_soon::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_reads_too_soon::ima_accessor_table<long long, false>{table, ima_stride_table_0, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_reads_too_soon::ima_accessor_x<long long, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_reads_too_soon::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         T,
         N,
         ImaRecorder{nullptr, nullptr},
@@ -3171,11 +3171,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32_checked(
     const float* __restrict__ table,
-    int table_s0,
+    int ima_stride_table_0,
     const float* x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int T,
     int N,
     ImaRecord* ima_record) {
@@ -3191,9 +3191,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32_checked(
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<int, true>(ima_kernel_reads_too_soon::table_t<int, true>{table, table_s0, T, &ima_pending},
-        ima_kernel_reads_too_soon::x_t<int, true>{x, x_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_reads_too_soon::y_t<int, true>{y, y_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<int, true>(ima_kernel_reads_too_soon::ima_accessor_table<int, true>{table, ima_stride_table_0, T, &ima_pending},
+        ima_kernel_reads_too_soon::ima_accessor_x<int, true>{x, ima_stride_x_0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_reads_too_soon::ima_accessor_y<int, true>{y, ima_stride_y_0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
         T,
         N,
         &ima_pending,
@@ -3222,11 +3222,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i64_checked(
     const float* __restrict__ table,
-    long long table_s0,
+    long long ima_stride_table_0,
     const float* x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long T,
     long long N,
     ImaRecord* ima_record) {
@@ -3242,9 +3242,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) reads_too_soon_i64_checked(
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<long long, true>(ima_kernel_reads_too_soon::table_t<long long, true>{table, table_s0, T, &ima_pending},
-        ima_kernel_reads_too_soon::x_t<long long, true>{x, x_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_reads_too_soon::y_t<long long, true>{y, y_s0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<long long, true>(ima_kernel_reads_too_soon::ima_accessor_table<long long, true>{table, ima_stride_table_0, T, &ima_pending},
+        ima_kernel_reads_too_soon::ima_accessor_x<long long, true>{x, ima_stride_x_0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_reads_too_soon::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, ImaAfterWait{&ima_pending, &ima_waiting}},
         T,
         N,
         &ima_pending,

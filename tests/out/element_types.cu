@@ -2610,7 +2610,7 @@ namespace ima_kernel_widen_fp8 {
 
 // in a: e4m3[N]
 template <typename I, bool IMA_CHECKED>
-struct a_t {
+struct ima_accessor_a {
     const __nv_fp8_e4m3* __restrict__ p;
     I s0;
     I e0;
@@ -2625,7 +2625,7 @@ struct a_t {
 
 // in b: e5m2[N]
 template <typename I, bool IMA_CHECKED>
-struct b_t {
+struct ima_accessor_b {
     const __nv_fp8_e5m2* __restrict__ p;
     I s0;
     I e0;
@@ -2640,7 +2640,7 @@ struct b_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2654,10 +2654,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I i) {
 #line 10 "tests/in/element_types.ima"
@@ -2666,10 +2666,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N;
@@ -2685,7 +2685,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(a, b, y, N, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(a, b, y, N, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2696,11 +2696,11 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32(
     const __nv_fp8_e4m3* __restrict__ a,
-    int a_s0,
+    int ima_stride_a_0,
     const __nv_fp8_e5m2* __restrict__ b,
-    int b_s0,
+    int ima_stride_b_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N) {
     using namespace ima_kernel_widen_fp8;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2709,20 +2709,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_widen_fp8::a_t<int, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_widen_fp8::b_t<int, false>{b, b_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_widen_fp8::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_widen_fp8::ima_accessor_a<int, false>{a, ima_stride_a_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_widen_fp8::ima_accessor_b<int, false>{b, ima_stride_b_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_widen_fp8::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64(
     const __nv_fp8_e4m3* __restrict__ a,
-    long long a_s0,
+    long long ima_stride_a_0,
     const __nv_fp8_e5m2* __restrict__ b,
-    long long b_s0,
+    long long ima_stride_b_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N) {
     using namespace ima_kernel_widen_fp8;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2731,20 +2731,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_widen_fp8::a_t<long long, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_widen_fp8::b_t<long long, false>{b, b_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_widen_fp8::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_widen_fp8::ima_accessor_a<long long, false>{a, ima_stride_a_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_widen_fp8::ima_accessor_b<long long, false>{b, ima_stride_b_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_widen_fp8::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
     const __nv_fp8_e4m3* __restrict__ a,
-    int a_s0,
+    int ima_stride_a_0,
     const __nv_fp8_e5m2* __restrict__ b,
-    int b_s0,
+    int ima_stride_b_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_widen_fp8;
@@ -2756,9 +2756,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_widen_fp8::a_t<int, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_widen_fp8::b_t<int, true>{b, b_s0, N, &ima_pending},
-        ima_kernel_widen_fp8::y_t<int, true>{y, y_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_widen_fp8::ima_accessor_a<int, true>{a, ima_stride_a_0, N, &ima_pending},
+        ima_kernel_widen_fp8::ima_accessor_b<int, true>{b, ima_stride_b_0, N, &ima_pending},
+        ima_kernel_widen_fp8::ima_accessor_y<int, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2781,11 +2781,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
     const __nv_fp8_e4m3* __restrict__ a,
-    long long a_s0,
+    long long ima_stride_a_0,
     const __nv_fp8_e5m2* __restrict__ b,
-    long long b_s0,
+    long long ima_stride_b_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_widen_fp8;
@@ -2797,9 +2797,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) widen_fp8_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_widen_fp8::a_t<long long, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_widen_fp8::b_t<long long, true>{b, b_s0, N, &ima_pending},
-        ima_kernel_widen_fp8::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_widen_fp8::ima_accessor_a<long long, true>{a, ima_stride_a_0, N, &ima_pending},
+        ima_kernel_widen_fp8::ima_accessor_b<long long, true>{b, ima_stride_b_0, N, &ima_pending},
+        ima_kernel_widen_fp8::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2828,7 +2828,7 @@ namespace ima_kernel_sum_all {
 
 // in a: i8[N]
 template <typename I, bool IMA_CHECKED>
-struct a_t {
+struct ima_accessor_a {
     const signed char* __restrict__ p;
     I s0;
     I e0;
@@ -2843,7 +2843,7 @@ struct a_t {
 
 // in b: u8[N]
 template <typename I, bool IMA_CHECKED>
-struct b_t {
+struct ima_accessor_b {
     const unsigned char* __restrict__ p;
     I s0;
     I e0;
@@ -2858,7 +2858,7 @@ struct b_t {
 
 // in c: i16[N]
 template <typename I, bool IMA_CHECKED>
-struct c_t {
+struct ima_accessor_c {
     const short* __restrict__ p;
     I s0;
     I e0;
@@ -2873,7 +2873,7 @@ struct c_t {
 
 // in d: u16[N]
 template <typename I, bool IMA_CHECKED>
-struct d_t {
+struct ima_accessor_d {
     const unsigned short* __restrict__ p;
     I s0;
     I e0;
@@ -2888,7 +2888,7 @@ struct d_t {
 
 // in e: i32[N]
 template <typename I, bool IMA_CHECKED>
-struct e_t {
+struct ima_accessor_e {
     const int* __restrict__ p;
     I s0;
     I e0;
@@ -2903,7 +2903,7 @@ struct e_t {
 
 // in f: u32[N]
 template <typename I, bool IMA_CHECKED>
-struct f_t {
+struct ima_accessor_f {
     const unsigned int* __restrict__ p;
     I s0;
     I e0;
@@ -2918,7 +2918,7 @@ struct f_t {
 
 // in g: i64[N]
 template <typename I, bool IMA_CHECKED>
-struct g_t {
+struct ima_accessor_g {
     const long long* __restrict__ p;
     I s0;
     I e0;
@@ -2933,7 +2933,7 @@ struct g_t {
 
 // in h: u64[N]
 template <typename I, bool IMA_CHECKED>
-struct h_t {
+struct ima_accessor_h {
     const unsigned long long* __restrict__ p;
     I s0;
     I e0;
@@ -2948,7 +2948,7 @@ struct h_t {
 
 // in p: f16[N]
 template <typename I, bool IMA_CHECKED>
-struct p_t {
+struct ima_accessor_p {
     const __half* __restrict__ p;
     I s0;
     I e0;
@@ -2963,7 +2963,7 @@ struct p_t {
 
 // in q: bf16[N]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __nv_bfloat16* __restrict__ p;
     I s0;
     I e0;
@@ -2978,7 +2978,7 @@ struct q_t {
 
 // in r: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct r_t {
+struct ima_accessor_r {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2993,7 +2993,7 @@ struct r_t {
 
 // in s: f64[N]
 template <typename I, bool IMA_CHECKED>
-struct s_t {
+struct ima_accessor_s {
     const double* __restrict__ p;
     I s0;
     I e0;
@@ -3008,7 +3008,7 @@ struct s_t {
 
 // out y: f64[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     double* __restrict__ p;
     I s0;
     I e0;
@@ -3022,20 +3022,20 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
-    const d_t<I, IMA_CHECKED> d,
-    const e_t<I, IMA_CHECKED> e,
-    const f_t<I, IMA_CHECKED> f,
-    const g_t<I, IMA_CHECKED> g,
-    const h_t<I, IMA_CHECKED> h,
-    const p_t<I, IMA_CHECKED> p,
-    const q_t<I, IMA_CHECKED> q,
-    const r_t<I, IMA_CHECKED> r,
-    const s_t<I, IMA_CHECKED> s,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
+    const ima_accessor_d<I, IMA_CHECKED> d,
+    const ima_accessor_e<I, IMA_CHECKED> e,
+    const ima_accessor_f<I, IMA_CHECKED> f,
+    const ima_accessor_g<I, IMA_CHECKED> g,
+    const ima_accessor_h<I, IMA_CHECKED> h,
+    const ima_accessor_p<I, IMA_CHECKED> p,
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_r<I, IMA_CHECKED> r,
+    const ima_accessor_s<I, IMA_CHECKED> s,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I i) {
 #line 29 "tests/in/element_types.ima"
@@ -3048,20 +3048,20 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
-    const d_t<I, IMA_CHECKED> d,
-    const e_t<I, IMA_CHECKED> e,
-    const f_t<I, IMA_CHECKED> f,
-    const g_t<I, IMA_CHECKED> g,
-    const h_t<I, IMA_CHECKED> h,
-    const p_t<I, IMA_CHECKED> p,
-    const q_t<I, IMA_CHECKED> q,
-    const r_t<I, IMA_CHECKED> r,
-    const s_t<I, IMA_CHECKED> s,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
+    const ima_accessor_d<I, IMA_CHECKED> d,
+    const ima_accessor_e<I, IMA_CHECKED> e,
+    const ima_accessor_f<I, IMA_CHECKED> f,
+    const ima_accessor_g<I, IMA_CHECKED> g,
+    const ima_accessor_h<I, IMA_CHECKED> h,
+    const ima_accessor_p<I, IMA_CHECKED> p,
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_r<I, IMA_CHECKED> r,
+    const ima_accessor_s<I, IMA_CHECKED> s,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N;
@@ -3077,7 +3077,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(a, b, c, d, e, f, g, h, p, q, r, s, y, N, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(a, b, c, d, e, f, g, h, p, q, r, s, y, N, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -3088,31 +3088,31 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32(
     const signed char* __restrict__ a,
-    int a_s0,
+    int ima_stride_a_0,
     const unsigned char* __restrict__ b,
-    int b_s0,
+    int ima_stride_b_0,
     const short* __restrict__ c,
-    int c_s0,
+    int ima_stride_c_0,
     const unsigned short* __restrict__ d,
-    int d_s0,
+    int ima_stride_d_0,
     const int* __restrict__ e,
-    int e_s0,
+    int ima_stride_e_0,
     const unsigned int* __restrict__ f,
-    int f_s0,
+    int ima_stride_f_0,
     const long long* __restrict__ g,
-    int g_s0,
+    int ima_stride_g_0,
     const unsigned long long* __restrict__ h,
-    int h_s0,
+    int ima_stride_h_0,
     const __half* __restrict__ p,
-    int p_s0,
+    int ima_stride_p_0,
     const __nv_bfloat16* __restrict__ q,
-    int q_s0,
+    int ima_stride_q_0,
     const float* __restrict__ r,
-    int r_s0,
+    int ima_stride_r_0,
     const double* __restrict__ s,
-    int s_s0,
+    int ima_stride_s_0,
     double* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N) {
     using namespace ima_kernel_sum_all;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -3121,50 +3121,50 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_sum_all::a_t<int, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::b_t<int, false>{b, b_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::c_t<int, false>{c, c_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::d_t<int, false>{d, d_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::e_t<int, false>{e, e_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::f_t<int, false>{f, f_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::g_t<int, false>{g, g_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::h_t<int, false>{h, h_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::p_t<int, false>{p, p_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::q_t<int, false>{q, q_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::r_t<int, false>{r, r_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::s_t<int, false>{s, s_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_sum_all::ima_accessor_a<int, false>{a, ima_stride_a_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_b<int, false>{b, ima_stride_b_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_c<int, false>{c, ima_stride_c_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_d<int, false>{d, ima_stride_d_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_e<int, false>{e, ima_stride_e_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_f<int, false>{f, ima_stride_f_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_g<int, false>{g, ima_stride_g_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_h<int, false>{h, ima_stride_h_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_p<int, false>{p, ima_stride_p_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_q<int, false>{q, ima_stride_q_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_r<int, false>{r, ima_stride_r_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_s<int, false>{s, ima_stride_s_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64(
     const signed char* __restrict__ a,
-    long long a_s0,
+    long long ima_stride_a_0,
     const unsigned char* __restrict__ b,
-    long long b_s0,
+    long long ima_stride_b_0,
     const short* __restrict__ c,
-    long long c_s0,
+    long long ima_stride_c_0,
     const unsigned short* __restrict__ d,
-    long long d_s0,
+    long long ima_stride_d_0,
     const int* __restrict__ e,
-    long long e_s0,
+    long long ima_stride_e_0,
     const unsigned int* __restrict__ f,
-    long long f_s0,
+    long long ima_stride_f_0,
     const long long* __restrict__ g,
-    long long g_s0,
+    long long ima_stride_g_0,
     const unsigned long long* __restrict__ h,
-    long long h_s0,
+    long long ima_stride_h_0,
     const __half* __restrict__ p,
-    long long p_s0,
+    long long ima_stride_p_0,
     const __nv_bfloat16* __restrict__ q,
-    long long q_s0,
+    long long ima_stride_q_0,
     const float* __restrict__ r,
-    long long r_s0,
+    long long ima_stride_r_0,
     const double* __restrict__ s,
-    long long s_s0,
+    long long ima_stride_s_0,
     double* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N) {
     using namespace ima_kernel_sum_all;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -3173,50 +3173,50 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_sum_all::a_t<long long, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::b_t<long long, false>{b, b_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::c_t<long long, false>{c, c_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::d_t<long long, false>{d, d_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::e_t<long long, false>{e, e_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::f_t<long long, false>{f, f_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::g_t<long long, false>{g, g_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::h_t<long long, false>{h, h_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::p_t<long long, false>{p, p_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::q_t<long long, false>{q, q_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::r_t<long long, false>{r, r_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::s_t<long long, false>{s, s_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_all::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_sum_all::ima_accessor_a<long long, false>{a, ima_stride_a_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_b<long long, false>{b, ima_stride_b_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_c<long long, false>{c, ima_stride_c_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_d<long long, false>{d, ima_stride_d_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_e<long long, false>{e, ima_stride_e_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_f<long long, false>{f, ima_stride_f_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_g<long long, false>{g, ima_stride_g_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_h<long long, false>{h, ima_stride_h_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_p<long long, false>{p, ima_stride_p_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_q<long long, false>{q, ima_stride_q_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_r<long long, false>{r, ima_stride_r_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_s<long long, false>{s, ima_stride_s_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_all::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
     const signed char* __restrict__ a,
-    int a_s0,
+    int ima_stride_a_0,
     const unsigned char* __restrict__ b,
-    int b_s0,
+    int ima_stride_b_0,
     const short* __restrict__ c,
-    int c_s0,
+    int ima_stride_c_0,
     const unsigned short* __restrict__ d,
-    int d_s0,
+    int ima_stride_d_0,
     const int* __restrict__ e,
-    int e_s0,
+    int ima_stride_e_0,
     const unsigned int* __restrict__ f,
-    int f_s0,
+    int ima_stride_f_0,
     const long long* __restrict__ g,
-    int g_s0,
+    int ima_stride_g_0,
     const unsigned long long* __restrict__ h,
-    int h_s0,
+    int ima_stride_h_0,
     const __half* __restrict__ p,
-    int p_s0,
+    int ima_stride_p_0,
     const __nv_bfloat16* __restrict__ q,
-    int q_s0,
+    int ima_stride_q_0,
     const float* __restrict__ r,
-    int r_s0,
+    int ima_stride_r_0,
     const double* __restrict__ s,
-    int s_s0,
+    int ima_stride_s_0,
     double* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_sum_all;
@@ -3228,19 +3228,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_sum_all::a_t<int, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_sum_all::b_t<int, true>{b, b_s0, N, &ima_pending},
-        ima_kernel_sum_all::c_t<int, true>{c, c_s0, N, &ima_pending},
-        ima_kernel_sum_all::d_t<int, true>{d, d_s0, N, &ima_pending},
-        ima_kernel_sum_all::e_t<int, true>{e, e_s0, N, &ima_pending},
-        ima_kernel_sum_all::f_t<int, true>{f, f_s0, N, &ima_pending},
-        ima_kernel_sum_all::g_t<int, true>{g, g_s0, N, &ima_pending},
-        ima_kernel_sum_all::h_t<int, true>{h, h_s0, N, &ima_pending},
-        ima_kernel_sum_all::p_t<int, true>{p, p_s0, N, &ima_pending},
-        ima_kernel_sum_all::q_t<int, true>{q, q_s0, N, &ima_pending},
-        ima_kernel_sum_all::r_t<int, true>{r, r_s0, N, &ima_pending},
-        ima_kernel_sum_all::s_t<int, true>{s, s_s0, N, &ima_pending},
-        ima_kernel_sum_all::y_t<int, true>{y, y_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_sum_all::ima_accessor_a<int, true>{a, ima_stride_a_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_b<int, true>{b, ima_stride_b_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_c<int, true>{c, ima_stride_c_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_d<int, true>{d, ima_stride_d_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_e<int, true>{e, ima_stride_e_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_f<int, true>{f, ima_stride_f_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_g<int, true>{g, ima_stride_g_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_h<int, true>{h, ima_stride_h_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_p<int, true>{p, ima_stride_p_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_q<int, true>{q, ima_stride_q_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_r<int, true>{r, ima_stride_r_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_s<int, true>{s, ima_stride_s_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_y<int, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -3293,31 +3293,31 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
     const signed char* __restrict__ a,
-    long long a_s0,
+    long long ima_stride_a_0,
     const unsigned char* __restrict__ b,
-    long long b_s0,
+    long long ima_stride_b_0,
     const short* __restrict__ c,
-    long long c_s0,
+    long long ima_stride_c_0,
     const unsigned short* __restrict__ d,
-    long long d_s0,
+    long long ima_stride_d_0,
     const int* __restrict__ e,
-    long long e_s0,
+    long long ima_stride_e_0,
     const unsigned int* __restrict__ f,
-    long long f_s0,
+    long long ima_stride_f_0,
     const long long* __restrict__ g,
-    long long g_s0,
+    long long ima_stride_g_0,
     const unsigned long long* __restrict__ h,
-    long long h_s0,
+    long long ima_stride_h_0,
     const __half* __restrict__ p,
-    long long p_s0,
+    long long ima_stride_p_0,
     const __nv_bfloat16* __restrict__ q,
-    long long q_s0,
+    long long ima_stride_q_0,
     const float* __restrict__ r,
-    long long r_s0,
+    long long ima_stride_r_0,
     const double* __restrict__ s,
-    long long s_s0,
+    long long ima_stride_s_0,
     double* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_sum_all;
@@ -3329,19 +3329,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) sum_all_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_sum_all::a_t<long long, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_sum_all::b_t<long long, true>{b, b_s0, N, &ima_pending},
-        ima_kernel_sum_all::c_t<long long, true>{c, c_s0, N, &ima_pending},
-        ima_kernel_sum_all::d_t<long long, true>{d, d_s0, N, &ima_pending},
-        ima_kernel_sum_all::e_t<long long, true>{e, e_s0, N, &ima_pending},
-        ima_kernel_sum_all::f_t<long long, true>{f, f_s0, N, &ima_pending},
-        ima_kernel_sum_all::g_t<long long, true>{g, g_s0, N, &ima_pending},
-        ima_kernel_sum_all::h_t<long long, true>{h, h_s0, N, &ima_pending},
-        ima_kernel_sum_all::p_t<long long, true>{p, p_s0, N, &ima_pending},
-        ima_kernel_sum_all::q_t<long long, true>{q, q_s0, N, &ima_pending},
-        ima_kernel_sum_all::r_t<long long, true>{r, r_s0, N, &ima_pending},
-        ima_kernel_sum_all::s_t<long long, true>{s, s_s0, N, &ima_pending},
-        ima_kernel_sum_all::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_sum_all::ima_accessor_a<long long, true>{a, ima_stride_a_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_b<long long, true>{b, ima_stride_b_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_c<long long, true>{c, ima_stride_c_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_d<long long, true>{d, ima_stride_d_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_e<long long, true>{e, ima_stride_e_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_f<long long, true>{f, ima_stride_f_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_g<long long, true>{g, ima_stride_g_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_h<long long, true>{h, ima_stride_h_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_p<long long, true>{p, ima_stride_p_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_q<long long, true>{q, ima_stride_q_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_r<long long, true>{r, ima_stride_r_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_s<long long, true>{s, ima_stride_s_0, N, &ima_pending},
+        ima_kernel_sum_all::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -3402,7 +3402,7 @@ namespace ima_kernel_pairs_of_every_type {
 
 // in x: f32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3469,7 +3469,7 @@ struct x_t {
 
 // out a: i8[M, N]
 template <typename I, bool IMA_CHECKED>
-struct a_t {
+struct ima_accessor_a {
     signed char* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3604,7 +3604,7 @@ struct a_t {
 
 // out b: u8[M, N]
 template <typename I, bool IMA_CHECKED>
-struct b_t {
+struct ima_accessor_b {
     unsigned char* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3739,7 +3739,7 @@ struct b_t {
 
 // out c: i16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct c_t {
+struct ima_accessor_c {
     short* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3874,7 +3874,7 @@ struct c_t {
 
 // out d: u16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct d_t {
+struct ima_accessor_d {
     unsigned short* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4009,7 +4009,7 @@ struct d_t {
 
 // out e: i32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct e_t {
+struct ima_accessor_e {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4144,7 +4144,7 @@ struct e_t {
 
 // out f: u32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct f_t {
+struct ima_accessor_f {
     unsigned int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4279,7 +4279,7 @@ struct f_t {
 
 // out g: i64[M, N]
 template <typename I, bool IMA_CHECKED>
-struct g_t {
+struct ima_accessor_g {
     long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4414,7 +4414,7 @@ struct g_t {
 
 // out h: u64[M, N]
 template <typename I, bool IMA_CHECKED>
-struct h_t {
+struct ima_accessor_h {
     unsigned long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4549,7 +4549,7 @@ struct h_t {
 
 // out p: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct p_t {
+struct ima_accessor_p {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4684,7 +4684,7 @@ struct p_t {
 
 // out q: bf16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4819,7 +4819,7 @@ struct q_t {
 
 // out r: f32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct r_t {
+struct ima_accessor_r {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4954,7 +4954,7 @@ struct r_t {
 
 // out s: f64[M, N]
 template <typename I, bool IMA_CHECKED>
-struct s_t {
+struct ima_accessor_s {
     double* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5089,7 +5089,7 @@ struct s_t {
 
 // out t: e4m3[M, N]
 template <typename I, bool IMA_CHECKED>
-struct t_t {
+struct ima_accessor_t {
     __nv_fp8_e4m3* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5224,7 +5224,7 @@ struct t_t {
 
 // out u: e5m2[M, N]
 template <typename I, bool IMA_CHECKED>
-struct u_t {
+struct ima_accessor_u {
     __nv_fp8_e5m2* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5358,22 +5358,22 @@ struct u_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
-    const d_t<I, IMA_CHECKED> d,
-    const e_t<I, IMA_CHECKED> e,
-    const f_t<I, IMA_CHECKED> f,
-    const g_t<I, IMA_CHECKED> g,
-    const h_t<I, IMA_CHECKED> h,
-    const p_t<I, IMA_CHECKED> p,
-    const q_t<I, IMA_CHECKED> q,
-    const r_t<I, IMA_CHECKED> r,
-    const s_t<I, IMA_CHECKED> s,
-    const t_t<I, IMA_CHECKED> t,
-    const u_t<I, IMA_CHECKED> u,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
+    const ima_accessor_d<I, IMA_CHECKED> d,
+    const ima_accessor_e<I, IMA_CHECKED> e,
+    const ima_accessor_f<I, IMA_CHECKED> f,
+    const ima_accessor_g<I, IMA_CHECKED> g,
+    const ima_accessor_h<I, IMA_CHECKED> h,
+    const ima_accessor_p<I, IMA_CHECKED> p,
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_r<I, IMA_CHECKED> r,
+    const ima_accessor_s<I, IMA_CHECKED> s,
+    const ima_accessor_t<I, IMA_CHECKED> t,
+    const ima_accessor_u<I, IMA_CHECKED> u,
     const I M,
     const I N,
     const I i,
@@ -5401,22 +5401,22 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
-    const d_t<I, IMA_CHECKED> d,
-    const e_t<I, IMA_CHECKED> e,
-    const f_t<I, IMA_CHECKED> f,
-    const g_t<I, IMA_CHECKED> g,
-    const h_t<I, IMA_CHECKED> h,
-    const p_t<I, IMA_CHECKED> p,
-    const q_t<I, IMA_CHECKED> q,
-    const r_t<I, IMA_CHECKED> r,
-    const s_t<I, IMA_CHECKED> s,
-    const t_t<I, IMA_CHECKED> t,
-    const u_t<I, IMA_CHECKED> u,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
+    const ima_accessor_d<I, IMA_CHECKED> d,
+    const ima_accessor_e<I, IMA_CHECKED> e,
+    const ima_accessor_f<I, IMA_CHECKED> f,
+    const ima_accessor_g<I, IMA_CHECKED> g,
+    const ima_accessor_h<I, IMA_CHECKED> h,
+    const ima_accessor_p<I, IMA_CHECKED> p,
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_r<I, IMA_CHECKED> r,
+    const ima_accessor_s<I, IMA_CHECKED> s,
+    const ima_accessor_t<I, IMA_CHECKED> t,
+    const ima_accessor_u<I, IMA_CHECKED> u,
     const I M,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
@@ -5433,7 +5433,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, a, b, c, d, e, f, g, h, p, q, r, s, t, u, M, N, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, a, b, c, d, e, f, g, h, p, q, r, s, t, u, M, N, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -5444,50 +5444,50 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     signed char* __restrict__ a,
-    int a_s0,
-    int a_s1,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
     unsigned char* __restrict__ b,
-    int b_s0,
-    int b_s1,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
     short* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     unsigned short* __restrict__ d,
-    int d_s0,
-    int d_s1,
+    int ima_stride_d_0,
+    int ima_stride_d_1,
     int* __restrict__ e,
-    int e_s0,
-    int e_s1,
+    int ima_stride_e_0,
+    int ima_stride_e_1,
     unsigned int* __restrict__ f,
-    int f_s0,
-    int f_s1,
+    int ima_stride_f_0,
+    int ima_stride_f_1,
     long long* __restrict__ g,
-    int g_s0,
-    int g_s1,
+    int ima_stride_g_0,
+    int ima_stride_g_1,
     unsigned long long* __restrict__ h,
-    int h_s0,
-    int h_s1,
+    int ima_stride_h_0,
+    int ima_stride_h_1,
     __half* __restrict__ p,
-    int p_s0,
-    int p_s1,
+    int ima_stride_p_0,
+    int ima_stride_p_1,
     __nv_bfloat16* __restrict__ q,
-    int q_s0,
-    int q_s1,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
     float* __restrict__ r,
-    int r_s0,
-    int r_s1,
+    int ima_stride_r_0,
+    int ima_stride_r_1,
     double* __restrict__ s,
-    int s_s0,
-    int s_s1,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
     __nv_fp8_e4m3* __restrict__ t,
-    int t_s0,
-    int t_s1,
+    int ima_stride_t_0,
+    int ima_stride_t_1,
     __nv_fp8_e5m2* __restrict__ u,
-    int u_s0,
-    int u_s1,
+    int ima_stride_u_0,
+    int ima_stride_u_1,
     int M,
     int N) {
     using namespace ima_kernel_pairs_of_every_type;
@@ -5500,21 +5500,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
-    run<int, false>(ima_kernel_pairs_of_every_type::x_t<int, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_pairs_of_every_type::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_a<int, false>{a, ima_stride_a_0, ima_stride_a_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_b<int, false>{b, ima_stride_b_0, ima_stride_b_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_c<int, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_d<int, false>{d, ima_stride_d_0, ima_stride_d_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_e<int, false>{e, ima_stride_e_0, ima_stride_e_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_f<int, false>{f, ima_stride_f_0, ima_stride_f_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_g<int, false>{g, ima_stride_g_0, ima_stride_g_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_h<int, false>{h, ima_stride_h_0, ima_stride_h_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_p<int, false>{p, ima_stride_p_0, ima_stride_p_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_r<int, false>{r, ima_stride_r_0, ima_stride_r_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_s<int, false>{s, ima_stride_s_0, ima_stride_s_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_t<int, false>{t, ima_stride_t_0, ima_stride_t_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_u<int, false>{u, ima_stride_u_0, ima_stride_u_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -5522,50 +5522,50 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     signed char* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
     unsigned char* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
     short* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     unsigned short* __restrict__ d,
-    long long d_s0,
-    long long d_s1,
+    long long ima_stride_d_0,
+    long long ima_stride_d_1,
     int* __restrict__ e,
-    long long e_s0,
-    long long e_s1,
+    long long ima_stride_e_0,
+    long long ima_stride_e_1,
     unsigned int* __restrict__ f,
-    long long f_s0,
-    long long f_s1,
+    long long ima_stride_f_0,
+    long long ima_stride_f_1,
     long long* __restrict__ g,
-    long long g_s0,
-    long long g_s1,
+    long long ima_stride_g_0,
+    long long ima_stride_g_1,
     unsigned long long* __restrict__ h,
-    long long h_s0,
-    long long h_s1,
+    long long ima_stride_h_0,
+    long long ima_stride_h_1,
     __half* __restrict__ p,
-    long long p_s0,
-    long long p_s1,
+    long long ima_stride_p_0,
+    long long ima_stride_p_1,
     __nv_bfloat16* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
     float* __restrict__ r,
-    long long r_s0,
-    long long r_s1,
+    long long ima_stride_r_0,
+    long long ima_stride_r_1,
     double* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
     __nv_fp8_e4m3* __restrict__ t,
-    long long t_s0,
-    long long t_s1,
+    long long ima_stride_t_0,
+    long long ima_stride_t_1,
     __nv_fp8_e5m2* __restrict__ u,
-    long long u_s0,
-    long long u_s1,
+    long long ima_stride_u_0,
+    long long ima_stride_u_1,
     long long M,
     long long N) {
     using namespace ima_kernel_pairs_of_every_type;
@@ -5578,21 +5578,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 16 == 0);
-    run<long long, false>(ima_kernel_pairs_of_every_type::x_t<long long, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_pairs_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_pairs_of_every_type::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_a<long long, false>{a, ima_stride_a_0, ima_stride_a_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_b<long long, false>{b, ima_stride_b_0, ima_stride_b_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_c<long long, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_d<long long, false>{d, ima_stride_d_0, ima_stride_d_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_e<long long, false>{e, ima_stride_e_0, ima_stride_e_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_f<long long, false>{f, ima_stride_f_0, ima_stride_f_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_g<long long, false>{g, ima_stride_g_0, ima_stride_g_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_h<long long, false>{h, ima_stride_h_0, ima_stride_h_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_p<long long, false>{p, ima_stride_p_0, ima_stride_p_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_r<long long, false>{r, ima_stride_r_0, ima_stride_r_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_s<long long, false>{s, ima_stride_s_0, ima_stride_s_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_t<long long, false>{t, ima_stride_t_0, ima_stride_t_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_pairs_of_every_type::ima_accessor_u<long long, false>{u, ima_stride_u_0, ima_stride_u_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -5600,50 +5600,50 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     signed char* __restrict__ a,
-    int a_s0,
-    int a_s1,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
     unsigned char* __restrict__ b,
-    int b_s0,
-    int b_s1,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
     short* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     unsigned short* __restrict__ d,
-    int d_s0,
-    int d_s1,
+    int ima_stride_d_0,
+    int ima_stride_d_1,
     int* __restrict__ e,
-    int e_s0,
-    int e_s1,
+    int ima_stride_e_0,
+    int ima_stride_e_1,
     unsigned int* __restrict__ f,
-    int f_s0,
-    int f_s1,
+    int ima_stride_f_0,
+    int ima_stride_f_1,
     long long* __restrict__ g,
-    int g_s0,
-    int g_s1,
+    int ima_stride_g_0,
+    int ima_stride_g_1,
     unsigned long long* __restrict__ h,
-    int h_s0,
-    int h_s1,
+    int ima_stride_h_0,
+    int ima_stride_h_1,
     __half* __restrict__ p,
-    int p_s0,
-    int p_s1,
+    int ima_stride_p_0,
+    int ima_stride_p_1,
     __nv_bfloat16* __restrict__ q,
-    int q_s0,
-    int q_s1,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
     float* __restrict__ r,
-    int r_s0,
-    int r_s1,
+    int ima_stride_r_0,
+    int ima_stride_r_1,
     double* __restrict__ s,
-    int s_s0,
-    int s_s1,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
     __nv_fp8_e4m3* __restrict__ t,
-    int t_s0,
-    int t_s1,
+    int ima_stride_t_0,
+    int ima_stride_t_1,
     __nv_fp8_e5m2* __restrict__ u,
-    int u_s0,
-    int u_s1,
+    int ima_stride_u_0,
+    int ima_stride_u_1,
     int M,
     int N,
     ImaRecord* ima_record) {
@@ -5659,21 +5659,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_che
     __builtin_assume(N % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_pairs_of_every_type::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_pairs_of_every_type::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_a<int, true>{a, ima_stride_a_0, ima_stride_a_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_b<int, true>{b, ima_stride_b_0, ima_stride_b_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_c<int, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_d<int, true>{d, ima_stride_d_0, ima_stride_d_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_e<int, true>{e, ima_stride_e_0, ima_stride_e_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_f<int, true>{f, ima_stride_f_0, ima_stride_f_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_g<int, true>{g, ima_stride_g_0, ima_stride_g_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_h<int, true>{h, ima_stride_h_0, ima_stride_h_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_p<int, true>{p, ima_stride_p_0, ima_stride_p_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_r<int, true>{r, ima_stride_r_0, ima_stride_r_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_s<int, true>{s, ima_stride_s_0, ima_stride_s_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_t<int, true>{t, ima_stride_t_0, ima_stride_t_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_u<int, true>{u, ima_stride_u_0, ima_stride_u_1, M, N, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -5748,50 +5748,50 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i32_che
 
 extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     signed char* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
     unsigned char* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
     short* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     unsigned short* __restrict__ d,
-    long long d_s0,
-    long long d_s1,
+    long long ima_stride_d_0,
+    long long ima_stride_d_1,
     int* __restrict__ e,
-    long long e_s0,
-    long long e_s1,
+    long long ima_stride_e_0,
+    long long ima_stride_e_1,
     unsigned int* __restrict__ f,
-    long long f_s0,
-    long long f_s1,
+    long long ima_stride_f_0,
+    long long ima_stride_f_1,
     long long* __restrict__ g,
-    long long g_s0,
-    long long g_s1,
+    long long ima_stride_g_0,
+    long long ima_stride_g_1,
     unsigned long long* __restrict__ h,
-    long long h_s0,
-    long long h_s1,
+    long long ima_stride_h_0,
+    long long ima_stride_h_1,
     __half* __restrict__ p,
-    long long p_s0,
-    long long p_s1,
+    long long ima_stride_p_0,
+    long long ima_stride_p_1,
     __nv_bfloat16* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
     float* __restrict__ r,
-    long long r_s0,
-    long long r_s1,
+    long long ima_stride_r_0,
+    long long ima_stride_r_1,
     double* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
     __nv_fp8_e4m3* __restrict__ t,
-    long long t_s0,
-    long long t_s1,
+    long long ima_stride_t_0,
+    long long ima_stride_t_1,
     __nv_fp8_e5m2* __restrict__ u,
-    long long u_s0,
-    long long u_s1,
+    long long ima_stride_u_0,
+    long long ima_stride_u_1,
     long long M,
     long long N,
     ImaRecord* ima_record) {
@@ -5807,21 +5807,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) pairs_of_every_type_i64_che
     __builtin_assume(N % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_pairs_of_every_type::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_kernel_pairs_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_pairs_of_every_type::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_a<long long, true>{a, ima_stride_a_0, ima_stride_a_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_b<long long, true>{b, ima_stride_b_0, ima_stride_b_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_c<long long, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_d<long long, true>{d, ima_stride_d_0, ima_stride_d_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_e<long long, true>{e, ima_stride_e_0, ima_stride_e_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_f<long long, true>{f, ima_stride_f_0, ima_stride_f_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_g<long long, true>{g, ima_stride_g_0, ima_stride_g_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_h<long long, true>{h, ima_stride_h_0, ima_stride_h_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_p<long long, true>{p, ima_stride_p_0, ima_stride_p_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_r<long long, true>{r, ima_stride_r_0, ima_stride_r_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_s<long long, true>{s, ima_stride_s_0, ima_stride_s_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_t<long long, true>{t, ima_stride_t_0, ima_stride_t_1, M, N, &ima_pending},
+        ima_kernel_pairs_of_every_type::ima_accessor_u<long long, true>{u, ima_stride_u_0, ima_stride_u_1, M, N, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -5904,7 +5904,7 @@ namespace ima_kernel_accumulator_tiles_of_every_type {
 
 // out a: i8[M, N]
 template <typename I, bool IMA_CHECKED>
-struct a_t {
+struct ima_accessor_a {
     signed char* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5968,7 +5968,7 @@ struct a_t {
 
 // out b: u8[M, N]
 template <typename I, bool IMA_CHECKED>
-struct b_t {
+struct ima_accessor_b {
     unsigned char* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6032,7 +6032,7 @@ struct b_t {
 
 // out c: i16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct c_t {
+struct ima_accessor_c {
     short* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6096,7 +6096,7 @@ struct c_t {
 
 // out d: u16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct d_t {
+struct ima_accessor_d {
     unsigned short* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6160,7 +6160,7 @@ struct d_t {
 
 // out e: i32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct e_t {
+struct ima_accessor_e {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6224,7 +6224,7 @@ struct e_t {
 
 // out f: u32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct f_t {
+struct ima_accessor_f {
     unsigned int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6288,7 +6288,7 @@ struct f_t {
 
 // out g: i64[M, N]
 template <typename I, bool IMA_CHECKED>
-struct g_t {
+struct ima_accessor_g {
     long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6352,7 +6352,7 @@ struct g_t {
 
 // out h: u64[M, N]
 template <typename I, bool IMA_CHECKED>
-struct h_t {
+struct ima_accessor_h {
     unsigned long long* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6416,7 +6416,7 @@ struct h_t {
 
 // out p: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct p_t {
+struct ima_accessor_p {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6480,7 +6480,7 @@ struct p_t {
 
 // out q: bf16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6544,7 +6544,7 @@ struct q_t {
 
 // out r: f32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct r_t {
+struct ima_accessor_r {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6608,7 +6608,7 @@ struct r_t {
 
 // out s: f64[M, N]
 template <typename I, bool IMA_CHECKED>
-struct s_t {
+struct ima_accessor_s {
     double* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6672,7 +6672,7 @@ struct s_t {
 
 // out t: e4m3[M, N]
 template <typename I, bool IMA_CHECKED>
-struct t_t {
+struct ima_accessor_t {
     __nv_fp8_e4m3* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6736,7 +6736,7 @@ struct t_t {
 
 // out u: e5m2[M, N]
 template <typename I, bool IMA_CHECKED>
-struct u_t {
+struct ima_accessor_u {
     __nv_fp8_e5m2* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6799,21 +6799,21 @@ struct u_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
-    const d_t<I, IMA_CHECKED> d,
-    const e_t<I, IMA_CHECKED> e,
-    const f_t<I, IMA_CHECKED> f,
-    const g_t<I, IMA_CHECKED> g,
-    const h_t<I, IMA_CHECKED> h,
-    const p_t<I, IMA_CHECKED> p,
-    const q_t<I, IMA_CHECKED> q,
-    const r_t<I, IMA_CHECKED> r,
-    const s_t<I, IMA_CHECKED> s,
-    const t_t<I, IMA_CHECKED> t,
-    const u_t<I, IMA_CHECKED> u,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
+    const ima_accessor_d<I, IMA_CHECKED> d,
+    const ima_accessor_e<I, IMA_CHECKED> e,
+    const ima_accessor_f<I, IMA_CHECKED> f,
+    const ima_accessor_g<I, IMA_CHECKED> g,
+    const ima_accessor_h<I, IMA_CHECKED> h,
+    const ima_accessor_p<I, IMA_CHECKED> p,
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_r<I, IMA_CHECKED> r,
+    const ima_accessor_s<I, IMA_CHECKED> s,
+    const ima_accessor_t<I, IMA_CHECKED> t,
+    const ima_accessor_u<I, IMA_CHECKED> u,
     const I M,
     const I N) {
 #line 95 "tests/in/element_types.ima"
@@ -6838,72 +6838,72 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
-    const d_t<I, IMA_CHECKED> d,
-    const e_t<I, IMA_CHECKED> e,
-    const f_t<I, IMA_CHECKED> f,
-    const g_t<I, IMA_CHECKED> g,
-    const h_t<I, IMA_CHECKED> h,
-    const p_t<I, IMA_CHECKED> p,
-    const q_t<I, IMA_CHECKED> q,
-    const r_t<I, IMA_CHECKED> r,
-    const s_t<I, IMA_CHECKED> s,
-    const t_t<I, IMA_CHECKED> t,
-    const u_t<I, IMA_CHECKED> u,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
+    const ima_accessor_d<I, IMA_CHECKED> d,
+    const ima_accessor_e<I, IMA_CHECKED> e,
+    const ima_accessor_f<I, IMA_CHECKED> f,
+    const ima_accessor_g<I, IMA_CHECKED> g,
+    const ima_accessor_h<I, IMA_CHECKED> h,
+    const ima_accessor_p<I, IMA_CHECKED> p,
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_r<I, IMA_CHECKED> r,
+    const ima_accessor_s<I, IMA_CHECKED> s,
+    const ima_accessor_t<I, IMA_CHECKED> t,
+    const ima_accessor_u<I, IMA_CHECKED> u,
     const I M,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(a, b, c, d, e, f, g, h, p, q, r, s, t, u, M, N);
+    ima_body<I, IMA_CHECKED>(a, b, c, d, e, f, g, h, p, q, r, s, t, u, M, N);
 }
 
 }  // namespace ima_kernel_accumulator_tiles_of_every_type
 
 extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_type_i32(
     signed char* __restrict__ a,
-    int a_s0,
-    int a_s1,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
     unsigned char* __restrict__ b,
-    int b_s0,
-    int b_s1,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
     short* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     unsigned short* __restrict__ d,
-    int d_s0,
-    int d_s1,
+    int ima_stride_d_0,
+    int ima_stride_d_1,
     int* __restrict__ e,
-    int e_s0,
-    int e_s1,
+    int ima_stride_e_0,
+    int ima_stride_e_1,
     unsigned int* __restrict__ f,
-    int f_s0,
-    int f_s1,
+    int ima_stride_f_0,
+    int ima_stride_f_1,
     long long* __restrict__ g,
-    int g_s0,
-    int g_s1,
+    int ima_stride_g_0,
+    int ima_stride_g_1,
     unsigned long long* __restrict__ h,
-    int h_s0,
-    int h_s1,
+    int ima_stride_h_0,
+    int ima_stride_h_1,
     __half* __restrict__ p,
-    int p_s0,
-    int p_s1,
+    int ima_stride_p_0,
+    int ima_stride_p_1,
     __nv_bfloat16* __restrict__ q,
-    int q_s0,
-    int q_s1,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
     float* __restrict__ r,
-    int r_s0,
-    int r_s1,
+    int ima_stride_r_0,
+    int ima_stride_r_1,
     double* __restrict__ s,
-    int s_s0,
-    int s_s1,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
     __nv_fp8_e4m3* __restrict__ t,
-    int t_s0,
-    int t_s1,
+    int ima_stride_t_0,
+    int ima_stride_t_1,
     __nv_fp8_e5m2* __restrict__ u,
-    int u_s0,
-    int u_s1,
+    int ima_stride_u_0,
+    int ima_stride_u_1,
     int M,
     int N) {
     using namespace ima_kernel_accumulator_tiles_of_every_type;
@@ -6913,20 +6913,20 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, false>{a, a_s0, a_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<int, false>{b, b_s0, b_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<int, false>{d, d_s0, d_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<int, false>{e, e_s0, e_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<int, false>{f, f_s0, f_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<int, false>{g, g_s0, g_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<int, false>{h, h_s0, h_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<int, false>{p, p_s0, p_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<int, false>{q, q_s0, q_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<int, false>{r, r_s0, r_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<int, false>{s, s_s0, s_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<int, false>{t, t_s0, t_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<int, false>{u, u_s0, u_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_accumulator_tiles_of_every_type::ima_accessor_a<int, false>{a, ima_stride_a_0, ima_stride_a_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_b<int, false>{b, ima_stride_b_0, ima_stride_b_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_c<int, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_d<int, false>{d, ima_stride_d_0, ima_stride_d_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_e<int, false>{e, ima_stride_e_0, ima_stride_e_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_f<int, false>{f, ima_stride_f_0, ima_stride_f_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_g<int, false>{g, ima_stride_g_0, ima_stride_g_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_h<int, false>{h, ima_stride_h_0, ima_stride_h_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_p<int, false>{p, ima_stride_p_0, ima_stride_p_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_r<int, false>{r, ima_stride_r_0, ima_stride_r_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_s<int, false>{s, ima_stride_s_0, ima_stride_s_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_t<int, false>{t, ima_stride_t_0, ima_stride_t_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_u<int, false>{u, ima_stride_u_0, ima_stride_u_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -6934,47 +6934,47 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
 
 extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_type_i64(
     signed char* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
     unsigned char* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
     short* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     unsigned short* __restrict__ d,
-    long long d_s0,
-    long long d_s1,
+    long long ima_stride_d_0,
+    long long ima_stride_d_1,
     int* __restrict__ e,
-    long long e_s0,
-    long long e_s1,
+    long long ima_stride_e_0,
+    long long ima_stride_e_1,
     unsigned int* __restrict__ f,
-    long long f_s0,
-    long long f_s1,
+    long long ima_stride_f_0,
+    long long ima_stride_f_1,
     long long* __restrict__ g,
-    long long g_s0,
-    long long g_s1,
+    long long ima_stride_g_0,
+    long long ima_stride_g_1,
     unsigned long long* __restrict__ h,
-    long long h_s0,
-    long long h_s1,
+    long long ima_stride_h_0,
+    long long ima_stride_h_1,
     __half* __restrict__ p,
-    long long p_s0,
-    long long p_s1,
+    long long ima_stride_p_0,
+    long long ima_stride_p_1,
     __nv_bfloat16* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
     float* __restrict__ r,
-    long long r_s0,
-    long long r_s1,
+    long long ima_stride_r_0,
+    long long ima_stride_r_1,
     double* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
     __nv_fp8_e4m3* __restrict__ t,
-    long long t_s0,
-    long long t_s1,
+    long long ima_stride_t_0,
+    long long ima_stride_t_1,
     __nv_fp8_e5m2* __restrict__ u,
-    long long u_s0,
-    long long u_s1,
+    long long ima_stride_u_0,
+    long long ima_stride_u_1,
     long long M,
     long long N) {
     using namespace ima_kernel_accumulator_tiles_of_every_type;
@@ -6984,20 +6984,20 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, false>{a, a_s0, a_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, false>{b, b_s0, b_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, false>{d, d_s0, d_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, false>{e, e_s0, e_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, false>{f, f_s0, f_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, false>{g, g_s0, g_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, false>{h, h_s0, h_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, false>{p, p_s0, p_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, false>{q, q_s0, q_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, false>{r, r_s0, r_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, false>{s, s_s0, s_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, false>{t, t_s0, t_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, false>{u, u_s0, u_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_accumulator_tiles_of_every_type::ima_accessor_a<long long, false>{a, ima_stride_a_0, ima_stride_a_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_b<long long, false>{b, ima_stride_b_0, ima_stride_b_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_c<long long, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_d<long long, false>{d, ima_stride_d_0, ima_stride_d_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_e<long long, false>{e, ima_stride_e_0, ima_stride_e_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_f<long long, false>{f, ima_stride_f_0, ima_stride_f_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_g<long long, false>{g, ima_stride_g_0, ima_stride_g_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_h<long long, false>{h, ima_stride_h_0, ima_stride_h_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_p<long long, false>{p, ima_stride_p_0, ima_stride_p_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_r<long long, false>{r, ima_stride_r_0, ima_stride_r_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_s<long long, false>{s, ima_stride_s_0, ima_stride_s_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_t<long long, false>{t, ima_stride_t_0, ima_stride_t_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_u<long long, false>{u, ima_stride_u_0, ima_stride_u_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -7005,47 +7005,47 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
 
 extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_type_i32_checked(
     signed char* __restrict__ a,
-    int a_s0,
-    int a_s1,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
     unsigned char* __restrict__ b,
-    int b_s0,
-    int b_s1,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
     short* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     unsigned short* __restrict__ d,
-    int d_s0,
-    int d_s1,
+    int ima_stride_d_0,
+    int ima_stride_d_1,
     int* __restrict__ e,
-    int e_s0,
-    int e_s1,
+    int ima_stride_e_0,
+    int ima_stride_e_1,
     unsigned int* __restrict__ f,
-    int f_s0,
-    int f_s1,
+    int ima_stride_f_0,
+    int ima_stride_f_1,
     long long* __restrict__ g,
-    int g_s0,
-    int g_s1,
+    int ima_stride_g_0,
+    int ima_stride_g_1,
     unsigned long long* __restrict__ h,
-    int h_s0,
-    int h_s1,
+    int ima_stride_h_0,
+    int ima_stride_h_1,
     __half* __restrict__ p,
-    int p_s0,
-    int p_s1,
+    int ima_stride_p_0,
+    int ima_stride_p_1,
     __nv_bfloat16* __restrict__ q,
-    int q_s0,
-    int q_s1,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
     float* __restrict__ r,
-    int r_s0,
-    int r_s1,
+    int ima_stride_r_0,
+    int ima_stride_r_1,
     double* __restrict__ s,
-    int s_s0,
-    int s_s1,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
     __nv_fp8_e4m3* __restrict__ t,
-    int t_s0,
-    int t_s1,
+    int ima_stride_t_0,
+    int ima_stride_t_1,
     __nv_fp8_e5m2* __restrict__ u,
-    int u_s0,
-    int u_s1,
+    int ima_stride_u_0,
+    int ima_stride_u_1,
     int M,
     int N,
     ImaRecord* ima_record) {
@@ -7058,20 +7058,20 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<int, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<int, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<int, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<int, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<int, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<int, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<int, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<int, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<int, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<int, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<int, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<int, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<int, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_accumulator_tiles_of_every_type::ima_accessor_a<int, true>{a, ima_stride_a_0, ima_stride_a_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_b<int, true>{b, ima_stride_b_0, ima_stride_b_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_c<int, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_d<int, true>{d, ima_stride_d_0, ima_stride_d_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_e<int, true>{e, ima_stride_e_0, ima_stride_e_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_f<int, true>{f, ima_stride_f_0, ima_stride_f_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_g<int, true>{g, ima_stride_g_0, ima_stride_g_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_h<int, true>{h, ima_stride_h_0, ima_stride_h_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_p<int, true>{p, ima_stride_p_0, ima_stride_p_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_r<int, true>{r, ima_stride_r_0, ima_stride_r_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_s<int, true>{s, ima_stride_s_0, ima_stride_s_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_t<int, true>{t, ima_stride_t_0, ima_stride_t_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_u<int, true>{u, ima_stride_u_0, ima_stride_u_1, M, N, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -7142,47 +7142,47 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
 
 extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_type_i64_checked(
     signed char* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
     unsigned char* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
     short* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     unsigned short* __restrict__ d,
-    long long d_s0,
-    long long d_s1,
+    long long ima_stride_d_0,
+    long long ima_stride_d_1,
     int* __restrict__ e,
-    long long e_s0,
-    long long e_s1,
+    long long ima_stride_e_0,
+    long long ima_stride_e_1,
     unsigned int* __restrict__ f,
-    long long f_s0,
-    long long f_s1,
+    long long ima_stride_f_0,
+    long long ima_stride_f_1,
     long long* __restrict__ g,
-    long long g_s0,
-    long long g_s1,
+    long long ima_stride_g_0,
+    long long ima_stride_g_1,
     unsigned long long* __restrict__ h,
-    long long h_s0,
-    long long h_s1,
+    long long ima_stride_h_0,
+    long long ima_stride_h_1,
     __half* __restrict__ p,
-    long long p_s0,
-    long long p_s1,
+    long long ima_stride_p_0,
+    long long ima_stride_p_1,
     __nv_bfloat16* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
     float* __restrict__ r,
-    long long r_s0,
-    long long r_s1,
+    long long ima_stride_r_0,
+    long long ima_stride_r_1,
     double* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
     __nv_fp8_e4m3* __restrict__ t,
-    long long t_s0,
-    long long t_s1,
+    long long ima_stride_t_0,
+    long long ima_stride_t_1,
     __nv_fp8_e5m2* __restrict__ u,
-    long long u_s0,
-    long long u_s1,
+    long long ima_stride_u_0,
+    long long ima_stride_u_1,
     long long M,
     long long N,
     ImaRecord* ima_record) {
@@ -7195,20 +7195,20 @@ extern "C" __global__ void __launch_bounds__(32, 1) accumulator_tiles_of_every_t
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_accumulator_tiles_of_every_type::a_t<long long, true>{a, a_s0, a_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::b_t<long long, true>{b, b_s0, b_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::d_t<long long, true>{d, d_s0, d_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::e_t<long long, true>{e, e_s0, e_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::f_t<long long, true>{f, f_s0, f_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::g_t<long long, true>{g, g_s0, g_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::h_t<long long, true>{h, h_s0, h_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::p_t<long long, true>{p, p_s0, p_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::q_t<long long, true>{q, q_s0, q_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::r_t<long long, true>{r, r_s0, r_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::s_t<long long, true>{s, s_s0, s_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::t_t<long long, true>{t, t_s0, t_s1, M, N, &ima_pending},
-        ima_kernel_accumulator_tiles_of_every_type::u_t<long long, true>{u, u_s0, u_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_accumulator_tiles_of_every_type::ima_accessor_a<long long, true>{a, ima_stride_a_0, ima_stride_a_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_b<long long, true>{b, ima_stride_b_0, ima_stride_b_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_c<long long, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_d<long long, true>{d, ima_stride_d_0, ima_stride_d_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_e<long long, true>{e, ima_stride_e_0, ima_stride_e_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_f<long long, true>{f, ima_stride_f_0, ima_stride_f_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_g<long long, true>{g, ima_stride_g_0, ima_stride_g_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_h<long long, true>{h, ima_stride_h_0, ima_stride_h_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_p<long long, true>{p, ima_stride_p_0, ima_stride_p_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_r<long long, true>{r, ima_stride_r_0, ima_stride_r_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_s<long long, true>{s, ima_stride_s_0, ima_stride_s_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_t<long long, true>{t, ima_stride_t_0, ima_stride_t_1, M, N, &ima_pending},
+        ima_kernel_accumulator_tiles_of_every_type::ima_accessor_u<long long, true>{u, ima_stride_u_0, ima_stride_u_1, M, N, &ima_pending},
         M,
         N,
         &ima_pending);

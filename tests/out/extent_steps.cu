@@ -2607,7 +2607,7 @@ namespace ima_kernel_ratio {
 
 // in a: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct a_t {
+struct ima_accessor_a {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2622,7 +2622,7 @@ struct a_t {
 
 // in b: f32[M]
 template <typename I, bool IMA_CHECKED>
-struct b_t {
+struct ima_accessor_b {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2637,7 +2637,7 @@ struct b_t {
 
 // in c: f32[K]
 template <typename I, bool IMA_CHECKED>
-struct c_t {
+struct ima_accessor_c {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2652,7 +2652,7 @@ struct c_t {
 
 // out y: f32[N * M / K]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2666,11 +2666,11 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I M,
     const I K,
@@ -2681,11 +2681,11 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I M,
     const I K,
@@ -2703,7 +2703,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(a, b, c, y, N, M, K, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(a, b, c, y, N, M, K, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2714,13 +2714,13 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) ratio_i32(
     const float* __restrict__ a,
-    int a_s0,
+    int ima_stride_a_0,
     const float* __restrict__ b,
-    int b_s0,
+    int ima_stride_b_0,
     const float* __restrict__ c,
-    int c_s0,
+    int ima_stride_c_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     int M,
     int K) {
@@ -2731,10 +2731,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) ratio_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_ratio::a_t<int, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_ratio::b_t<int, false>{b, b_s0, M, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_ratio::c_t<int, false>{c, c_s0, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_ratio::y_t<int, false>{y, y_s0, ((N * M) / K), ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_ratio::ima_accessor_a<int, false>{a, ima_stride_a_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_ratio::ima_accessor_b<int, false>{b, ima_stride_b_0, M, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_ratio::ima_accessor_c<int, false>{c, ima_stride_c_0, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_ratio::ima_accessor_y<int, false>{y, ima_stride_y_0, ((N * M) / K), ImaRecorder{nullptr, nullptr}},
         N,
         M,
         K,
@@ -2743,13 +2743,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) ratio_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) ratio_i64(
     const float* __restrict__ a,
-    long long a_s0,
+    long long ima_stride_a_0,
     const float* __restrict__ b,
-    long long b_s0,
+    long long ima_stride_b_0,
     const float* __restrict__ c,
-    long long c_s0,
+    long long ima_stride_c_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     long long M,
     long long K) {
@@ -2760,10 +2760,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) ratio_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_ratio::a_t<long long, false>{a, a_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_ratio::b_t<long long, false>{b, b_s0, M, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_ratio::c_t<long long, false>{c, c_s0, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_ratio::y_t<long long, false>{y, y_s0, ((N * M) / K), ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_ratio::ima_accessor_a<long long, false>{a, ima_stride_a_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_ratio::ima_accessor_b<long long, false>{b, ima_stride_b_0, M, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_ratio::ima_accessor_c<long long, false>{c, ima_stride_c_0, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_ratio::ima_accessor_y<long long, false>{y, ima_stride_y_0, ((N * M) / K), ImaRecorder{nullptr, nullptr}},
         N,
         M,
         K,
@@ -2772,13 +2772,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) ratio_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) ratio_i32_checked(
     const float* __restrict__ a,
-    int a_s0,
+    int ima_stride_a_0,
     const float* __restrict__ b,
-    int b_s0,
+    int ima_stride_b_0,
     const float* __restrict__ c,
-    int c_s0,
+    int ima_stride_c_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     int M,
     int K,
@@ -2792,10 +2792,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) ratio_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_ratio::a_t<int, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_ratio::b_t<int, true>{b, b_s0, M, &ima_pending},
-        ima_kernel_ratio::c_t<int, true>{c, c_s0, K, &ima_pending},
-        ima_kernel_ratio::y_t<int, true>{y, y_s0, ((N * M) / K), &ima_pending},
+    ima_run<int, true>(ima_kernel_ratio::ima_accessor_a<int, true>{a, ima_stride_a_0, N, &ima_pending},
+        ima_kernel_ratio::ima_accessor_b<int, true>{b, ima_stride_b_0, M, &ima_pending},
+        ima_kernel_ratio::ima_accessor_c<int, true>{c, ima_stride_c_0, K, &ima_pending},
+        ima_kernel_ratio::ima_accessor_y<int, true>{y, ima_stride_y_0, ((N * M) / K), &ima_pending},
         N,
         M,
         K,
@@ -2823,13 +2823,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) ratio_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) ratio_i64_checked(
     const float* __restrict__ a,
-    long long a_s0,
+    long long ima_stride_a_0,
     const float* __restrict__ b,
-    long long b_s0,
+    long long ima_stride_b_0,
     const float* __restrict__ c,
-    long long c_s0,
+    long long ima_stride_c_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     long long M,
     long long K,
@@ -2843,10 +2843,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) ratio_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_ratio::a_t<long long, true>{a, a_s0, N, &ima_pending},
-        ima_kernel_ratio::b_t<long long, true>{b, b_s0, M, &ima_pending},
-        ima_kernel_ratio::c_t<long long, true>{c, c_s0, K, &ima_pending},
-        ima_kernel_ratio::y_t<long long, true>{y, y_s0, ((N * M) / K), &ima_pending},
+    ima_run<long long, true>(ima_kernel_ratio::ima_accessor_a<long long, true>{a, ima_stride_a_0, N, &ima_pending},
+        ima_kernel_ratio::ima_accessor_b<long long, true>{b, ima_stride_b_0, M, &ima_pending},
+        ima_kernel_ratio::ima_accessor_c<long long, true>{c, ima_stride_c_0, K, &ima_pending},
+        ima_kernel_ratio::ima_accessor_y<long long, true>{y, ima_stride_y_0, ((N * M) / K), &ima_pending},
         N,
         M,
         K,

@@ -2606,7 +2606,7 @@ namespace ima_kernel_ceil_div {
 
 // in x: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2621,7 +2621,7 @@ struct x_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2635,9 +2635,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I i) {
 #line 9 "tests/in/kernel_names.ima"
@@ -2646,9 +2646,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N;
@@ -2664,7 +2664,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, y, N, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, y, N, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2675,9 +2675,9 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) ceil_div_i32(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N) {
     using namespace ima_kernel_ceil_div;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2686,17 +2686,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) ceil_div_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_ceil_div::x_t<int, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_ceil_div::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_ceil_div::ima_accessor_x<int, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_ceil_div::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) ceil_div_i64(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N) {
     using namespace ima_kernel_ceil_div;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2705,17 +2705,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) ceil_div_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_ceil_div::x_t<long long, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_ceil_div::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_ceil_div::ima_accessor_x<long long, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_ceil_div::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) ceil_div_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_ceil_div;
@@ -2727,8 +2727,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) ceil_div_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_ceil_div::x_t<int, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_ceil_div::y_t<int, true>{y, y_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_ceil_div::ima_accessor_x<int, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_ceil_div::ima_accessor_y<int, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2748,9 +2748,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) ceil_div_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) ceil_div_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_ceil_div;
@@ -2762,8 +2762,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) ceil_div_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_ceil_div::x_t<long long, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_ceil_div::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_ceil_div::ima_accessor_x<long long, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_ceil_div::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2788,7 +2788,7 @@ namespace ima_kernel_rotate_half {
 
 // in x: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2803,7 +2803,7 @@ struct x_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2817,9 +2817,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I i) {
 #line 16 "tests/in/kernel_names.ima"
@@ -2828,9 +2828,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N;
@@ -2846,7 +2846,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, y, N, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, y, N, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2857,9 +2857,9 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) rotate_half_i32(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N) {
     using namespace ima_kernel_rotate_half;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2868,17 +2868,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) rotate_half_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_rotate_half::x_t<int, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rotate_half::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_rotate_half::ima_accessor_x<int, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rotate_half::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) rotate_half_i64(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N) {
     using namespace ima_kernel_rotate_half;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2887,17 +2887,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) rotate_half_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_rotate_half::x_t<long long, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rotate_half::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_rotate_half::ima_accessor_x<long long, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rotate_half::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) rotate_half_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_rotate_half;
@@ -2909,8 +2909,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rotate_half_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_rotate_half::x_t<int, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_rotate_half::y_t<int, true>{y, y_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_rotate_half::ima_accessor_x<int, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_rotate_half::ima_accessor_y<int, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2930,9 +2930,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) rotate_half_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) rotate_half_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_rotate_half;
@@ -2944,8 +2944,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) rotate_half_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_rotate_half::x_t<long long, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_rotate_half::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_rotate_half::ima_accessor_x<long long, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_rotate_half::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2970,7 +2970,7 @@ namespace ima_kernel_below {
 
 // in x: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2985,7 +2985,7 @@ struct x_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2999,9 +2999,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I i) {
 #line 23 "tests/in/kernel_names.ima"
@@ -3010,9 +3010,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N;
@@ -3028,7 +3028,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, y, N, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, y, N, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -3039,9 +3039,9 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) below_i32(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N) {
     using namespace ima_kernel_below;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -3050,17 +3050,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) below_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_below::x_t<int, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_below::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_below::ima_accessor_x<int, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_below::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) below_i64(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N) {
     using namespace ima_kernel_below;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -3069,17 +3069,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) below_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_below::x_t<long long, false>{x, x_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_below::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_below::ima_accessor_x<long long, false>{x, ima_stride_x_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_below::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) below_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_below;
@@ -3091,8 +3091,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) below_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_below::x_t<int, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_below::y_t<int, true>{y, y_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_below::ima_accessor_x<int, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_below::ima_accessor_y<int, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -3112,9 +3112,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) below_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) below_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_below;
@@ -3126,8 +3126,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) below_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_below::x_t<long long, true>{x, x_s0, N, &ima_pending},
-        ima_kernel_below::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_below::ima_accessor_x<long long, true>{x, ima_stride_x_0, N, &ima_pending},
+        ima_kernel_below::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {

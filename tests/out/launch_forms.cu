@@ -2609,7 +2609,7 @@ namespace ima_kernel_row_sums {
 
 // in x: f32[N, D]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2624,7 +2624,7 @@ struct x_t {
 
 // out s: f32[N, 1]
 template <typename I, bool IMA_CHECKED>
-struct s_t {
+struct ima_accessor_s {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2688,7 +2688,7 @@ struct s_t {
 
 // shared part: f32[W * 8], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -2719,12 +2719,12 @@ struct part_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const s_t<I, IMA_CHECKED> s,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_s<I, IMA_CHECKED> s,
     const I N,
     const I D,
-    const part_t<I, IMA_CHECKED> part,
+    const ima_accessor_part<I, IMA_CHECKED> part,
     const I n) {
 #line 10 "tests/in/launch_forms.ima"
 
@@ -2739,9 +2739,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const s_t<I, IMA_CHECKED> s,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_s<I, IMA_CHECKED> s,
     const I N,
     const I D,
     const ImaRec<IMA_CHECKED> ima_recorder) {
@@ -2749,7 +2749,7 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), (4 * 8), ima_recorder};
+    const ima_accessor_part<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), (4 * 8), ima_recorder};
     const I ima_n = N;
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
@@ -2763,7 +2763,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, s, N, D, part, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, s, N, D, part, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
@@ -2777,11 +2777,11 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ s,
-    int s_s0,
-    int s_s1,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
     int N,
     int D) {
     using namespace ima_kernel_row_sums;
@@ -2791,8 +2791,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_row_sums::x_t<int, false>{x, x_s0, x_s1, N, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_row_sums::s_t<int, false>{s, s_s0, s_s1, N, 1, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_row_sums::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_row_sums::ima_accessor_s<int, false>{s, ima_stride_s_0, ima_stride_s_1, N, 1, ImaRecorder{nullptr, nullptr}},
         N,
         D,
         ImaRecorder{nullptr, nullptr});
@@ -2800,11 +2800,11 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32(
 
 extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
     long long N,
     long long D) {
     using namespace ima_kernel_row_sums;
@@ -2814,8 +2814,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64(
     __builtin_assume(threadIdx.x < 128u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_row_sums::x_t<long long, false>{x, x_s0, x_s1, N, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_row_sums::s_t<long long, false>{s, s_s0, s_s1, N, 1, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_row_sums::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_row_sums::ima_accessor_s<long long, false>{s, ima_stride_s_0, ima_stride_s_1, N, 1, ImaRecorder{nullptr, nullptr}},
         N,
         D,
         ImaRecorder{nullptr, nullptr});
@@ -2823,11 +2823,11 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64(
 
 extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ s,
-    int s_s0,
-    int s_s1,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
     int N,
     int D,
     ImaRecord* ima_record) {
@@ -2840,8 +2840,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_row_sums::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_kernel_row_sums::s_t<int, true>{s, s_s0, s_s1, N, 1, &ima_pending},
+    ima_run<int, true>(ima_kernel_row_sums::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, N, D, &ima_pending},
+        ima_kernel_row_sums::ima_accessor_s<int, true>{s, ima_stride_s_0, ima_stride_s_1, N, 1, &ima_pending},
         N,
         D,
         &ima_pending);
@@ -2867,11 +2867,11 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
     long long N,
     long long D,
     ImaRecord* ima_record) {
@@ -2884,8 +2884,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) row_sums_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_row_sums::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_kernel_row_sums::s_t<long long, true>{s, s_s0, s_s1, N, 1, &ima_pending},
+    ima_run<long long, true>(ima_kernel_row_sums::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, N, D, &ima_pending},
+        ima_kernel_row_sums::ima_accessor_s<long long, true>{s, ima_stride_s_0, ima_stride_s_1, N, 1, &ima_pending},
         N,
         D,
         &ima_pending);
@@ -2921,7 +2921,7 @@ namespace ima_kernel_handoff {
 
 // inout flags: i32[N]
 template <typename I, bool IMA_CHECKED>
-struct flags_t {
+struct ima_accessor_flags {
     int* __restrict__ p;
     I s0;
     I e0;
@@ -2935,8 +2935,8 @@ struct flags_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const flags_t<I, IMA_CHECKED> flags,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_flags<I, IMA_CHECKED> flags,
     const I N) {
 #line 27 "tests/in/launch_forms.ima"
 
@@ -2951,18 +2951,18 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const flags_t<I, IMA_CHECKED> flags,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_flags<I, IMA_CHECKED> flags,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(flags, N);
+    ima_body<I, IMA_CHECKED>(flags, N);
 }
 
 }  // namespace ima_kernel_handoff
 
 extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32(
     int* __restrict__ flags,
-    int flags_s0,
+    int ima_stride_flags_0,
     int N) {
     using namespace ima_kernel_handoff;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
@@ -2971,14 +2971,14 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_handoff::flags_t<int, false>{flags, flags_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_handoff::ima_accessor_flags<int, false>{flags, ima_stride_flags_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64(
     int* __restrict__ flags,
-    long long flags_s0,
+    long long ima_stride_flags_0,
     long long N) {
     using namespace ima_kernel_handoff;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
@@ -2987,14 +2987,14 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_handoff::flags_t<long long, false>{flags, flags_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_handoff::ima_accessor_flags<long long, false>{flags, ima_stride_flags_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32_checked(
     int* __restrict__ flags,
-    int flags_s0,
+    int ima_stride_flags_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_handoff;
@@ -3006,7 +3006,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_handoff::flags_t<int, true>{flags, flags_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_handoff::ima_accessor_flags<int, true>{flags, ima_stride_flags_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -3023,7 +3023,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64_checked(
     int* __restrict__ flags,
-    long long flags_s0,
+    long long ima_stride_flags_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_handoff;
@@ -3035,7 +3035,7 @@ extern "C" __global__ void __launch_bounds__(32, 1) handoff_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_handoff::flags_t<long long, true>{flags, flags_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_handoff::ima_accessor_flags<long long, true>{flags, ima_stride_flags_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -3062,7 +3062,7 @@ namespace ima_kernel_gather_all {
 
 // inout arrived: i32[1]
 template <typename I, bool IMA_CHECKED>
-struct arrived_t {
+struct ima_accessor_arrived {
     int* __restrict__ p;
     I s0;
     I e0;
@@ -3077,7 +3077,7 @@ struct arrived_t {
 
 // out seen: i32[N]
 template <typename I, bool IMA_CHECKED>
-struct seen_t {
+struct ima_accessor_seen {
     int* __restrict__ p;
     I s0;
     I e0;
@@ -3091,9 +3091,9 @@ struct seen_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const arrived_t<I, IMA_CHECKED> arrived,
-    const seen_t<I, IMA_CHECKED> seen,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_arrived<I, IMA_CHECKED> arrived,
+    const ima_accessor_seen<I, IMA_CHECKED> seen,
     const I N) {
 #line 45 "tests/in/launch_forms.ima"
 
@@ -3107,21 +3107,21 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const arrived_t<I, IMA_CHECKED> arrived,
-    const seen_t<I, IMA_CHECKED> seen,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_arrived<I, IMA_CHECKED> arrived,
+    const ima_accessor_seen<I, IMA_CHECKED> seen,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(arrived, seen, N);
+    ima_body<I, IMA_CHECKED>(arrived, seen, N);
 }
 
 }  // namespace ima_kernel_gather_all
 
 extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32(
     int* __restrict__ arrived,
-    int arrived_s0,
+    int ima_stride_arrived_0,
     int* __restrict__ seen,
-    int seen_s0,
+    int ima_stride_seen_0,
     int N) {
     using namespace ima_kernel_gather_all;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
@@ -3130,17 +3130,17 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gather_all::arrived_t<int, false>{arrived, arrived_s0, 1, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gather_all::seen_t<int, false>{seen, seen_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gather_all::ima_accessor_arrived<int, false>{arrived, ima_stride_arrived_0, 1, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gather_all::ima_accessor_seen<int, false>{seen, ima_stride_seen_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64(
     int* __restrict__ arrived,
-    long long arrived_s0,
+    long long ima_stride_arrived_0,
     int* __restrict__ seen,
-    long long seen_s0,
+    long long ima_stride_seen_0,
     long long N) {
     using namespace ima_kernel_gather_all;
     // The block is at most (32, 1, 1): the launch's shape, or the bound the runtime
@@ -3149,17 +3149,17 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gather_all::arrived_t<long long, false>{arrived, arrived_s0, 1, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gather_all::seen_t<long long, false>{seen, seen_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gather_all::ima_accessor_arrived<long long, false>{arrived, ima_stride_arrived_0, 1, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gather_all::ima_accessor_seen<long long, false>{seen, ima_stride_seen_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32_checked(
     int* __restrict__ arrived,
-    int arrived_s0,
+    int ima_stride_arrived_0,
     int* __restrict__ seen,
-    int seen_s0,
+    int ima_stride_seen_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_gather_all;
@@ -3171,8 +3171,8 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gather_all::arrived_t<int, true>{arrived, arrived_s0, 1, &ima_pending},
-        ima_kernel_gather_all::seen_t<int, true>{seen, seen_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gather_all::ima_accessor_arrived<int, true>{arrived, ima_stride_arrived_0, 1, &ima_pending},
+        ima_kernel_gather_all::ima_accessor_seen<int, true>{seen, ima_stride_seen_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -3192,9 +3192,9 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64_checked(
     int* __restrict__ arrived,
-    long long arrived_s0,
+    long long ima_stride_arrived_0,
     int* __restrict__ seen,
-    long long seen_s0,
+    long long ima_stride_seen_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_gather_all;
@@ -3206,8 +3206,8 @@ extern "C" __global__ void __launch_bounds__(32, 1) gather_all_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gather_all::arrived_t<long long, true>{arrived, arrived_s0, 1, &ima_pending},
-        ima_kernel_gather_all::seen_t<long long, true>{seen, seen_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gather_all::ima_accessor_arrived<long long, true>{arrived, ima_stride_arrived_0, 1, &ima_pending},
+        ima_kernel_gather_all::ima_accessor_seen<long long, true>{seen, ima_stride_seen_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -3233,7 +3233,7 @@ namespace ima_kernel_fill {
 
 // in src: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct src_t {
+struct ima_accessor_src {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -3248,7 +3248,7 @@ struct src_t {
 
 // inout y: f32[N, M], strided
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3311,9 +3311,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const src_t<I, IMA_CHECKED> src,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_src<I, IMA_CHECKED> src,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I M) {
 #line 59 "tests/in/launch_forms.ima"
@@ -3325,23 +3325,23 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const src_t<I, IMA_CHECKED> src,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_src<I, IMA_CHECKED> src,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I M,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(src, y, N, M);
+    ima_body<I, IMA_CHECKED>(src, y, N, M);
 }
 
 }  // namespace ima_kernel_fill
 
 extern "C" __global__ void __launch_bounds__(256, 4) fill_i32(
     const float* __restrict__ src,
-    int src_s0,
+    int ima_stride_src_0,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int N,
     int M) {
     using namespace ima_kernel_fill;
@@ -3351,8 +3351,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_fill::src_t<int, false>{src, src_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_fill::y_t<int, false>{y, y_s0, y_s1, N, M, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_fill::ima_accessor_src<int, false>{src, ima_stride_src_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_fill::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, N, M, ImaRecorder{nullptr, nullptr}},
         N,
         M,
         ImaRecorder{nullptr, nullptr});
@@ -3360,10 +3360,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 4) fill_i64(
     const float* __restrict__ src,
-    long long src_s0,
+    long long ima_stride_src_0,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long N,
     long long M) {
     using namespace ima_kernel_fill;
@@ -3373,8 +3373,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_fill::src_t<long long, false>{src, src_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_fill::y_t<long long, false>{y, y_s0, y_s1, N, M, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_fill::ima_accessor_src<long long, false>{src, ima_stride_src_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_fill::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, N, M, ImaRecorder{nullptr, nullptr}},
         N,
         M,
         ImaRecorder{nullptr, nullptr});
@@ -3382,10 +3382,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
     const float* __restrict__ src,
-    int src_s0,
+    int ima_stride_src_0,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int N,
     int M,
     ImaRecord* ima_record) {
@@ -3398,8 +3398,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_fill::src_t<int, true>{src, src_s0, N, &ima_pending},
-        ima_kernel_fill::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    ima_run<int, true>(ima_kernel_fill::ima_accessor_src<int, true>{src, ima_stride_src_0, N, &ima_pending},
+        ima_kernel_fill::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, N, M, &ima_pending},
         N,
         M,
         &ima_pending);
@@ -3421,10 +3421,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
     const float* __restrict__ src,
-    long long src_s0,
+    long long ima_stride_src_0,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long N,
     long long M,
     ImaRecord* ima_record) {
@@ -3437,8 +3437,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) fill_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_fill::src_t<long long, true>{src, src_s0, N, &ima_pending},
-        ima_kernel_fill::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    ima_run<long long, true>(ima_kernel_fill::ima_accessor_src<long long, true>{src, ima_stride_src_0, N, &ima_pending},
+        ima_kernel_fill::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, N, M, &ima_pending},
         N,
         M,
         &ima_pending);

@@ -2607,7 +2607,7 @@ namespace ima_kernel_shifted {
 
 // in x: f32[N + -SHIFT]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2622,7 +2622,7 @@ struct x_t {
 
 // in ids: i32[N]
 template <typename I, bool IMA_CHECKED>
-struct ids_t {
+struct ima_accessor_ids {
     const int* __restrict__ p;
     I s0;
     I e0;
@@ -2645,7 +2645,7 @@ struct ids_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2660,7 +2660,7 @@ struct y_t {
 
 // shared s: f32[-SHIFT * 32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct s_t {
+struct ima_accessor_s {
     float* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -2691,12 +2691,12 @@ struct s_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const ids_t<I, IMA_CHECKED> ids,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_ids<I, IMA_CHECKED> ids,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
-    const s_t<I, IMA_CHECKED> s,
+    const ima_accessor_s<I, IMA_CHECKED> s,
     const I i) {
 #line 14 "tests/in/negative_const.ima"
  y(i) = x(ids(i)) + s(0); 
@@ -2704,17 +2704,17 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const ids_t<I, IMA_CHECKED> ids,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_ids<I, IMA_CHECKED> ids,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
     // Shared arrays, each at an offset that is a multiple of its alignment; the runtime
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const s_t<I, IMA_CHECKED> s{reinterpret_cast<float*>(ima_smem + ima_smem_off), ((-(-3)) * 32), ima_recorder};
+    const ima_accessor_s<I, IMA_CHECKED> s{reinterpret_cast<float*>(ima_smem + ima_smem_off), ((-(-3)) * 32), ima_recorder};
     const I ima_n = N;
     const I ima_step = I(gridDim.x) * I(blockDim.x);
     I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
@@ -2728,7 +2728,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, ids, y, N, s, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, ids, y, N, s, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2739,11 +2739,11 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) shifted_i32(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     const int* __restrict__ ids,
-    int ids_s0,
+    int ima_stride_ids_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_shifted;
@@ -2755,9 +2755,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) shifted_i32(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_shifted::x_t<int, false>{x, x_s0, (N + (-(-3))), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_shifted::ids_t<int, false>{ids, ids_s0, N, 0, (N - (-(-3))), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_shifted::y_t<int, false>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_shifted::ima_accessor_x<int, false>{x, ima_stride_x_0, (N + (-(-3))), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_shifted::ima_accessor_ids<int, false>{ids, ima_stride_ids_0, N, 0, (N - (-(-3))), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_shifted::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
@@ -2785,11 +2785,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) shifted_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) shifted_i64(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     const int* __restrict__ ids,
-    long long ids_s0,
+    long long ima_stride_ids_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_shifted;
@@ -2801,9 +2801,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) shifted_i64(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_shifted::x_t<long long, false>{x, x_s0, (N + (-(-3))), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_shifted::ids_t<long long, false>{ids, ids_s0, N, 0, (N - (-(-3))), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_shifted::y_t<long long, false>{y, y_s0, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_shifted::ima_accessor_x<long long, false>{x, ima_stride_x_0, (N + (-(-3))), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_shifted::ima_accessor_ids<long long, false>{ids, ima_stride_ids_0, N, 0, (N - (-(-3))), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_shifted::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{&ima_violations, &ima_pending}},
         N,
         ImaRecorder{&ima_violations, &ima_pending});
     if (ima_violations != 0) {
@@ -2831,11 +2831,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) shifted_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) shifted_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
+    int ima_stride_x_0,
     const int* __restrict__ ids,
-    int ids_s0,
+    int ima_stride_ids_0,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_shifted;
@@ -2847,9 +2847,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) shifted_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_shifted::x_t<int, true>{x, x_s0, (N + (-(-3))), &ima_pending},
-        ima_kernel_shifted::ids_t<int, true>{ids, ids_s0, N, 0, (N - (-(-3))), &ima_pending},
-        ima_kernel_shifted::y_t<int, true>{y, y_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_shifted::ima_accessor_x<int, true>{x, ima_stride_x_0, (N + (-(-3))), &ima_pending},
+        ima_kernel_shifted::ima_accessor_ids<int, true>{ids, ima_stride_ids_0, N, 0, (N - (-(-3))), &ima_pending},
+        ima_kernel_shifted::ima_accessor_y<int, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2875,11 +2875,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) shifted_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) shifted_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
+    long long ima_stride_x_0,
     const int* __restrict__ ids,
-    long long ids_s0,
+    long long ima_stride_ids_0,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_shifted;
@@ -2891,9 +2891,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) shifted_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_shifted::x_t<long long, true>{x, x_s0, (N + (-(-3))), &ima_pending},
-        ima_kernel_shifted::ids_t<long long, true>{ids, ids_s0, N, 0, (N - (-(-3))), &ima_pending},
-        ima_kernel_shifted::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_shifted::ima_accessor_x<long long, true>{x, ima_stride_x_0, (N + (-(-3))), &ima_pending},
+        ima_kernel_shifted::ima_accessor_ids<long long, true>{ids, ima_stride_ids_0, N, 0, (N - (-(-3))), &ima_pending},
+        ima_kernel_shifted::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {

@@ -2607,7 +2607,7 @@ namespace ima_kernel_scores {
 
 // in q: f16[S, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2622,7 +2622,7 @@ struct q_t {
 
 // out o: f32[S, T]
 template <typename I, bool IMA_CHECKED>
-struct o_t {
+struct ima_accessor_o {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2685,9 +2685,9 @@ struct o_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const q_t<I, IMA_CHECKED> q,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I S,
     const I D,
     const I T,
@@ -2699,9 +2699,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const q_t<I, IMA_CHECKED> q,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I S,
     const I D,
     const I T,
@@ -2719,7 +2719,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(q, o, S, D, T, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(q, o, S, D, T, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2730,11 +2730,11 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_i32(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
     int S,
     int D,
     int T) {
@@ -2745,8 +2745,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_scores::q_t<int, false>{q, q_s0, q_s1, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_scores::o_t<int, false>{o, o_s0, o_s1, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_scores::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_scores::ima_accessor_o<int, false>{o, ima_stride_o_0, ima_stride_o_1, S, T, ImaRecorder{nullptr, nullptr}},
         S,
         D,
         T,
@@ -2755,11 +2755,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_i64(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
     long long S,
     long long D,
     long long T) {
@@ -2770,8 +2770,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_scores::q_t<long long, false>{q, q_s0, q_s1, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_scores::o_t<long long, false>{o, o_s0, o_s1, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_scores::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_scores::ima_accessor_o<long long, false>{o, ima_stride_o_0, ima_stride_o_1, S, T, ImaRecorder{nullptr, nullptr}},
         S,
         D,
         T,
@@ -2780,11 +2780,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_i32_checked(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
     int S,
     int D,
     int T,
@@ -2798,8 +2798,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_scores::q_t<int, true>{q, q_s0, q_s1, S, D, &ima_pending},
-        ima_kernel_scores::o_t<int, true>{o, o_s0, o_s1, S, T, &ima_pending},
+    ima_run<int, true>(ima_kernel_scores::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, S, D, &ima_pending},
+        ima_kernel_scores::ima_accessor_o<int, true>{o, ima_stride_o_0, ima_stride_o_1, S, T, &ima_pending},
         S,
         D,
         T,
@@ -2823,11 +2823,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_i64_checked(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
     long long S,
     long long D,
     long long T,
@@ -2841,8 +2841,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_scores::q_t<long long, true>{q, q_s0, q_s1, S, D, &ima_pending},
-        ima_kernel_scores::o_t<long long, true>{o, o_s0, o_s1, S, T, &ima_pending},
+    ima_run<long long, true>(ima_kernel_scores::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, S, D, &ima_pending},
+        ima_kernel_scores::ima_accessor_o<long long, true>{o, ima_stride_o_0, ima_stride_o_1, S, T, &ima_pending},
         S,
         D,
         T,

@@ -2608,7 +2608,7 @@ namespace ima_kernel_scores_off_by_one {
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2623,7 +2623,7 @@ struct q_t {
 
 // in k: f16[B, H, T, D]
 template <typename I, bool IMA_CHECKED>
-struct k_t {
+struct ima_accessor_k {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2638,7 +2638,7 @@ struct k_t {
 
 // out o: f32[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct o_t {
+struct ima_accessor_o {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2701,10 +2701,10 @@ struct o_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -2724,10 +2724,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -2747,7 +2747,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2758,20 +2758,20 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -2784,9 +2784,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_scores_off_by_one::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_scores_off_by_one::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_scores_off_by_one::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_scores_off_by_one::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_scores_off_by_one::ima_accessor_k<int, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_scores_off_by_one::ima_accessor_o<int, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -2797,20 +2797,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -2823,9 +2823,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_scores_off_by_one::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_scores_off_by_one::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_scores_off_by_one::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_scores_off_by_one::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_scores_off_by_one::ima_accessor_k<long long, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_scores_off_by_one::ima_accessor_o<long long, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -2836,20 +2836,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_checked(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -2865,9 +2865,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_scores_off_by_one::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_scores_off_by_one::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_scores_off_by_one::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<int, true>(ima_kernel_scores_off_by_one::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_scores_off_by_one::ima_accessor_k<int, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_scores_off_by_one::ima_accessor_o<int, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2903,20 +2903,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i32_check
 
 extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_checked(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -2932,9 +2932,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) scores_off_by_one_i64_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_scores_off_by_one::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_scores_off_by_one::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_scores_off_by_one::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<long long, true>(ima_kernel_scores_off_by_one::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_scores_off_by_one::ima_accessor_k<long long, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_scores_off_by_one::ima_accessor_o<long long, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2976,7 +2976,7 @@ namespace ima_kernel_transpose_swapped {
 
 // in x: f32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2991,7 +2991,7 @@ struct x_t {
 
 // out y: f32[N, M]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3054,9 +3054,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const I j,
@@ -3067,9 +3067,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
@@ -3086,7 +3086,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, y, M, N, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, y, M, N, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -3097,11 +3097,11 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int N) {
     using namespace ima_kernel_transpose_swapped;
@@ -3111,8 +3111,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_transpose_swapped::x_t<int, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_transpose_swapped::y_t<int, false>{y, y_s0, y_s1, N, M, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_transpose_swapped::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_transpose_swapped::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, N, M, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -3120,11 +3120,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long N) {
     using namespace ima_kernel_transpose_swapped;
@@ -3134,8 +3134,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_transpose_swapped::x_t<long long, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_transpose_swapped::y_t<long long, false>{y, y_s0, y_s1, N, M, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_transpose_swapped::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_transpose_swapped::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, N, M, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -3143,11 +3143,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int N,
     ImaRecord* ima_record) {
@@ -3160,8 +3160,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_transpose_swapped::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_transpose_swapped::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    ima_run<int, true>(ima_kernel_transpose_swapped::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_transpose_swapped::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -3184,11 +3184,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i32_check
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long N,
     ImaRecord* ima_record) {
@@ -3201,8 +3201,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_swapped_i64_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_transpose_swapped::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_transpose_swapped::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    ima_run<long long, true>(ima_kernel_transpose_swapped::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_transpose_swapped::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -3231,7 +3231,7 @@ namespace ima_kernel_shared_overrun {
 
 // in x: f32[R, C]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3246,7 +3246,7 @@ struct x_t {
 
 // out s: f32[R, 1]
 template <typename I, bool IMA_CHECKED>
-struct s_t {
+struct ima_accessor_s {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3310,7 +3310,7 @@ struct s_t {
 
 // shared red: f32[32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct red_t {
+struct ima_accessor_red {
     float* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -3341,12 +3341,12 @@ struct red_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const s_t<I, IMA_CHECKED> s,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_s<I, IMA_CHECKED> s,
     const I R,
     const I C,
-    const red_t<I, IMA_CHECKED> red,
+    const ima_accessor_red<I, IMA_CHECKED> red,
     const I r) {
 #line 31 "tests/in/planted_bugs.ima"
 
@@ -3364,9 +3364,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const s_t<I, IMA_CHECKED> s,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_s<I, IMA_CHECKED> s,
     const I R,
     const I C,
     const ImaRec<IMA_CHECKED> ima_recorder) {
@@ -3374,7 +3374,7 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
+    const ima_accessor_red<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
     const I ima_n = R;
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
@@ -3388,7 +3388,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, s, R, C, red, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, s, R, C, red, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
@@ -3402,11 +3402,11 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ s,
-    int s_s0,
-    int s_s1,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
     int R,
     int C) {
     using namespace ima_kernel_shared_overrun;
@@ -3416,8 +3416,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_shared_overrun::x_t<int, false>{x, x_s0, x_s1, R, C, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_shared_overrun::s_t<int, false>{s, s_s0, s_s1, R, 1, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_shared_overrun::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, R, C, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_shared_overrun::ima_accessor_s<int, false>{s, ima_stride_s_0, ima_stride_s_1, R, 1, ImaRecorder{nullptr, nullptr}},
         R,
         C,
         ImaRecorder{nullptr, nullptr});
@@ -3425,11 +3425,11 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32(
 
 extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
     long long R,
     long long C) {
     using namespace ima_kernel_shared_overrun;
@@ -3439,8 +3439,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64(
     __builtin_assume(threadIdx.x < 64u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_shared_overrun::x_t<long long, false>{x, x_s0, x_s1, R, C, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_shared_overrun::s_t<long long, false>{s, s_s0, s_s1, R, 1, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_shared_overrun::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, R, C, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_shared_overrun::ima_accessor_s<long long, false>{s, ima_stride_s_0, ima_stride_s_1, R, 1, ImaRecorder{nullptr, nullptr}},
         R,
         C,
         ImaRecorder{nullptr, nullptr});
@@ -3448,11 +3448,11 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64(
 
 extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ s,
-    int s_s0,
-    int s_s1,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
     int R,
     int C,
     ImaRecord* ima_record) {
@@ -3465,8 +3465,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_shared_overrun::x_t<int, true>{x, x_s0, x_s1, R, C, &ima_pending},
-        ima_kernel_shared_overrun::s_t<int, true>{s, s_s0, s_s1, R, 1, &ima_pending},
+    ima_run<int, true>(ima_kernel_shared_overrun::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, R, C, &ima_pending},
+        ima_kernel_shared_overrun::ima_accessor_s<int, true>{s, ima_stride_s_0, ima_stride_s_1, R, 1, &ima_pending},
         R,
         C,
         &ima_pending);
@@ -3492,11 +3492,11 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
     long long R,
     long long C,
     ImaRecord* ima_record) {
@@ -3509,8 +3509,8 @@ extern "C" __global__ void __launch_bounds__(64, 1) shared_overrun_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_shared_overrun::x_t<long long, true>{x, x_s0, x_s1, R, C, &ima_pending},
-        ima_kernel_shared_overrun::s_t<long long, true>{s, s_s0, s_s1, R, 1, &ima_pending},
+    ima_run<long long, true>(ima_kernel_shared_overrun::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, R, C, &ima_pending},
+        ima_kernel_shared_overrun::ima_accessor_s<long long, true>{s, ima_stride_s_0, ima_stride_s_1, R, 1, &ima_pending},
         R,
         C,
         &ima_pending);
@@ -3543,7 +3543,7 @@ namespace ima_kernel_dequant_wrong_group {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -3839,7 +3839,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -4030,7 +4030,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -4062,7 +4062,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4125,9 +4125,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -4139,9 +4139,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -4159,7 +4159,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -4170,17 +4170,17 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G) {
@@ -4191,8 +4191,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_dequant_wrong_group::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_dequant_wrong_group::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_dequant_wrong_group::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_dequant_wrong_group::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -4201,17 +4201,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G) {
@@ -4222,8 +4222,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_dequant_wrong_group::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_dequant_wrong_group::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_dequant_wrong_group::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_dequant_wrong_group::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -4232,17 +4232,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -4256,8 +4256,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_dequant_wrong_group::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_dequant_wrong_group::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_dequant_wrong_group::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_dequant_wrong_group::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4281,17 +4281,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i32_che
 
 extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -4305,8 +4305,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) dequant_wrong_group_i64_che
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_dequant_wrong_group::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_dequant_wrong_group::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_dequant_wrong_group::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_dequant_wrong_group::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4338,7 +4338,7 @@ namespace ima_kernel_sum_tiles_across_groups {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -4634,7 +4634,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -4825,7 +4825,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -4857,7 +4857,7 @@ struct w_t {
 
 // out y: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -4871,9 +4871,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G) {
@@ -4896,30 +4896,30 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(w, y, K, N, G);
+    ima_body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
 }  // namespace ima_kernel_sum_tiles_across_groups
 
 extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int K,
     int N,
     int G) {
@@ -4934,8 +4934,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
     // before the launch.
     __builtin_assume(K % 32 == 0);
     __builtin_assume(N % 4 == 0);
-    run<int, false>(ima_kernel_sum_tiles_across_groups::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_tiles_across_groups::y_t<int, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_sum_tiles_across_groups::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_tiles_across_groups::ima_accessor_y<int, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -4944,16 +4944,16 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32(
 
 extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long K,
     long long N,
     long long G) {
@@ -4968,8 +4968,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64(
     // before the launch.
     __builtin_assume(K % 32 == 0);
     __builtin_assume(N % 4 == 0);
-    run<long long, false>(ima_kernel_sum_tiles_across_groups::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_sum_tiles_across_groups::y_t<long long, false>{y, y_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_sum_tiles_across_groups::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_sum_tiles_across_groups::ima_accessor_y<long long, false>{y, ima_stride_y_0, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -4978,16 +4978,16 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64(
 
 extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     float* __restrict__ y,
-    int y_s0,
+    int ima_stride_y_0,
     int K,
     int N,
     int G,
@@ -5005,8 +5005,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
     __builtin_assume(N % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_sum_tiles_across_groups::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_sum_tiles_across_groups::y_t<int, true>{y, y_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_sum_tiles_across_groups::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_sum_tiles_across_groups::ima_accessor_y<int, true>{y, ima_stride_y_0, N, &ima_pending},
         K,
         N,
         G,
@@ -5029,16 +5029,16 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i32_c
 
 extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     float* __restrict__ y,
-    long long y_s0,
+    long long ima_stride_y_0,
     long long K,
     long long N,
     long long G,
@@ -5056,8 +5056,8 @@ extern "C" __global__ void __launch_bounds__(1, 1) sum_tiles_across_groups_i64_c
     __builtin_assume(N % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_sum_tiles_across_groups::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_sum_tiles_across_groups::y_t<long long, true>{y, y_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_sum_tiles_across_groups::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_sum_tiles_across_groups::ima_accessor_y<long long, true>{y, ima_stride_y_0, N, &ima_pending},
         K,
         N,
         G,

@@ -2606,7 +2606,7 @@ namespace ima_kernel_posix_names {
 
 // in key: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct key_t {
+struct ima_accessor_key {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2621,7 +2621,7 @@ struct key_t {
 
 // in size: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct size_t {
+struct ima_accessor_size {
     const float* __restrict__ p;
     I s0;
     I e0;
@@ -2636,7 +2636,7 @@ struct size_t {
 
 // out off: f32[N]
 template <typename I, bool IMA_CHECKED>
-struct off_t {
+struct ima_accessor_off {
     float* __restrict__ p;
     I s0;
     I e0;
@@ -2650,22 +2650,22 @@ struct off_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const key_t<I, IMA_CHECKED> key,
-    const size_t<I, IMA_CHECKED> size,
-    const off_t<I, IMA_CHECKED> off,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_key<I, IMA_CHECKED> key,
+    const ima_accessor_size<I, IMA_CHECKED> size,
+    const ima_accessor_off<I, IMA_CHECKED> off,
     const I N,
     const I i) {
-#line 9 "tests/in/posix_type_names.ima"
+#line 10 "tests/in/posix_type_names.ima"
  off(i) = key(i) + size(i); 
 #line 2662 "posix_type_names.cu"
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const key_t<I, IMA_CHECKED> key,
-    const size_t<I, IMA_CHECKED> size,
-    const off_t<I, IMA_CHECKED> off,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_key<I, IMA_CHECKED> key,
+    const ima_accessor_size<I, IMA_CHECKED> size,
+    const ima_accessor_off<I, IMA_CHECKED> off,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
     const I ima_n = N;
@@ -2681,7 +2681,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(key, size, off, N, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(key, size, off, N, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2692,11 +2692,11 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32(
     const float* __restrict__ key,
-    int key_s0,
+    int ima_stride_key_0,
     const float* __restrict__ size,
-    int size_s0,
+    int ima_stride_size_0,
     float* __restrict__ off,
-    int off_s0,
+    int ima_stride_off_0,
     int N) {
     using namespace ima_kernel_posix_names;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2705,20 +2705,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_posix_names::key_t<int, false>{key, key_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_posix_names::size_t<int, false>{size, size_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_posix_names::off_t<int, false>{off, off_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_posix_names::ima_accessor_key<int, false>{key, ima_stride_key_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_posix_names::ima_accessor_size<int, false>{size, ima_stride_size_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_posix_names::ima_accessor_off<int, false>{off, ima_stride_off_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i64(
     const float* __restrict__ key,
-    long long key_s0,
+    long long ima_stride_key_0,
     const float* __restrict__ size,
-    long long size_s0,
+    long long ima_stride_size_0,
     float* __restrict__ off,
-    long long off_s0,
+    long long ima_stride_off_0,
     long long N) {
     using namespace ima_kernel_posix_names;
     // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
@@ -2727,20 +2727,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_posix_names::key_t<long long, false>{key, key_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_posix_names::size_t<long long, false>{size, size_s0, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_posix_names::off_t<long long, false>{off, off_s0, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_posix_names::ima_accessor_key<long long, false>{key, ima_stride_key_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_posix_names::ima_accessor_size<long long, false>{size, ima_stride_size_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_posix_names::ima_accessor_off<long long, false>{off, ima_stride_off_0, N, ImaRecorder{nullptr, nullptr}},
         N,
         ImaRecorder{nullptr, nullptr});
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32_checked(
     const float* __restrict__ key,
-    int key_s0,
+    int ima_stride_key_0,
     const float* __restrict__ size,
-    int size_s0,
+    int ima_stride_size_0,
     float* __restrict__ off,
-    int off_s0,
+    int ima_stride_off_0,
     int N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_posix_names;
@@ -2752,9 +2752,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_posix_names::key_t<int, true>{key, key_s0, N, &ima_pending},
-        ima_kernel_posix_names::size_t<int, true>{size, size_s0, N, &ima_pending},
-        ima_kernel_posix_names::off_t<int, true>{off, off_s0, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_posix_names::ima_accessor_key<int, true>{key, ima_stride_key_0, N, &ima_pending},
+        ima_kernel_posix_names::ima_accessor_size<int, true>{size, ima_stride_size_0, N, &ima_pending},
+        ima_kernel_posix_names::ima_accessor_off<int, true>{off, ima_stride_off_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {
@@ -2777,11 +2777,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i64_checked(
     const float* __restrict__ key,
-    long long key_s0,
+    long long ima_stride_key_0,
     const float* __restrict__ size,
-    long long size_s0,
+    long long ima_stride_size_0,
     float* __restrict__ off,
-    long long off_s0,
+    long long ima_stride_off_0,
     long long N,
     ImaRecord* ima_record) {
     using namespace ima_kernel_posix_names;
@@ -2793,9 +2793,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) posix_names_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_posix_names::key_t<long long, true>{key, key_s0, N, &ima_pending},
-        ima_kernel_posix_names::size_t<long long, true>{size, size_s0, N, &ima_pending},
-        ima_kernel_posix_names::off_t<long long, true>{off, off_s0, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_posix_names::ima_accessor_key<long long, true>{key, ima_stride_key_0, N, &ima_pending},
+        ima_kernel_posix_names::ima_accessor_size<long long, true>{size, ima_stride_size_0, N, &ima_pending},
+        ima_kernel_posix_names::ima_accessor_off<long long, true>{off, ima_stride_off_0, N, &ima_pending},
         N,
         &ima_pending);
     if (ima_pending.count != 0) {

@@ -63,7 +63,7 @@ impl Kernels {
 
 /// `posix_names(key: f32[N], size: f32[N], off: f32[N])`
 ///
-/// Declared at `tests/in/posix_type_names.ima:4`.
+/// Declared at `tests/in/posix_type_names.ima:5`.
 pub struct PosixNames {
     kernel: ima::Kernel,
 }
@@ -126,7 +126,7 @@ pub struct PosixNamesArgs<'a, Key: ima::ReadTensor<f32>, Size: ima::ReadTensor<f
 pub static POSIX_NAMES: ima::KernelContract = ima::KernelContract {
     name: "posix_names",
     signature: "posix_names(key: f32[N], size: f32[N], off: f32[N])",
-    location: "tests/in/posix_type_names.ima:4",
+    location: "tests/in/posix_type_names.ima:5",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
     ],

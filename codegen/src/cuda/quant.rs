@@ -11,6 +11,8 @@ use ima_dsl::ir::{self, DType};
 pub(super) struct QuantCu {
     pub docs: Vec<String>,
     pub name: String,
+    /// Its accessor type.
+    pub type_name: String,
     /// Contract index of the logical argument, for checked-mode reports.
     pub arg: usize,
     pub summary: String,
@@ -106,6 +108,7 @@ pub(super) fn quant(
         recorder,
         docs: super::comment_lines(&a.docs),
         name: a.name.clone(),
+        type_name: super::accessor_type(&a.name),
         arg: index,
         summary: format!(
             "q{bits}[{}] {} with group {}",

@@ -54,6 +54,20 @@ check_errors! {
     Duplicate { what: &'static str, name: String, span: Span, first: Span },
     /// A name that CUDA C++, Rust or the generated code already uses.
     Reserved { name: String, span: Span, why: &'static str },
+    /// Two names, each the spec's or one the back ends derive from it (crate::names), that
+    /// are the same identifier in one namespace of the generated code.
+    NameClash {
+        /// The identifier.
+        name: String,
+        /// What makes it: "kernel `k_args`'s Rust struct".
+        what: String,
+        span: Span,
+        /// What made it first, and where, unless the generated code's own.
+        first: String,
+        first_span: Option<Span>,
+        /// The namespace: "the generated Rust module's types".
+        place: &'static str,
+    },
     /// A name in an expression that is no constant, symbol or param.
     UnknownSymbol { name: String, span: Span },
 
@@ -240,6 +254,26 @@ impl CheckError {
             Reserved { name, span, why } => {
                 Diagnostic::error(format!("`{name}` is a reserved name"), *span, "reserved")
                     .with_help(format!("rename it: {why}"))
+            }
+            NameClash {
+                name,
+                what,
+                span,
+                first,
+                first_span,
+                place,
+            } => {
+                let d = Diagnostic::error(
+                    format!("`{name}` names both {first} and {what} in {place}"),
+                    *span,
+                    what.clone(),
+                );
+                match first_span {
+                    Some(first_span) => d
+                        .with_related(*first_span, first.clone())
+                        .with_help("rename one of the two"),
+                    None => d.with_help("rename it"),
+                }
             }
             UnknownSymbol { name, span } => {
                 Diagnostic::error(format!("unknown symbol `{name}`"), *span, "not declared")

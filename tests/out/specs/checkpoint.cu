@@ -2609,7 +2609,7 @@ namespace ima_kernel_gptq_v1_act_order_dequant {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one, act-order g_idx with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N], g_idx i32[K].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -2777,7 +2777,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -2968,7 +2968,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -3000,7 +3000,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3063,9 +3063,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -3077,9 +3077,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -3097,7 +3097,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -3108,19 +3108,19 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -3134,8 +3134,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_gptq_v1_act_order_dequant::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_dequant::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
@@ -3164,19 +3164,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -3190,8 +3190,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_gptq_v1_act_order_dequant::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_dequant::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
@@ -3220,19 +3220,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -3246,8 +3246,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_v1_act_order_dequant::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_dequant::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3274,19 +3274,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -3300,8 +3300,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_dequant_i
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v1_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_v1_act_order_dequant::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_dequant::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3335,7 +3335,7 @@ namespace ima_kernel_gptq_v2_dequant {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored plain with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -3631,7 +3631,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -3822,7 +3822,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -3854,7 +3854,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3917,9 +3917,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -3931,9 +3931,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -3951,7 +3951,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -3962,17 +3962,17 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G) {
@@ -3983,8 +3983,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_v2_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_v2_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_v2_dequant::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_dequant::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -3993,17 +3993,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G) {
@@ -4014,8 +4014,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_v2_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_v2_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_v2_dequant::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_dequant::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -4024,17 +4024,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -4048,8 +4048,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v2_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_v2_dequant::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_dequant::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4073,17 +4073,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i32_checked
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -4097,8 +4097,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_dequant_i64_checked
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v2_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_v2_dequant::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_dequant::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4129,7 +4129,7 @@ namespace ima_kernel_gptq_sym_dequant {
 // in w: q4[K, N] q4 GPTQ, packed along K, symmetric with group G
 // Buffers: qweight i32[ceil(K / 8), N], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const __half* __restrict__ scales;
@@ -4422,7 +4422,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -4613,7 +4613,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -4645,7 +4645,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4708,9 +4708,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -4722,9 +4722,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -4742,7 +4742,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -4753,14 +4753,14 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G) {
@@ -4771,8 +4771,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_sym_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_sym_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_sym_dequant::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_dequant::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -4781,14 +4781,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G) {
@@ -4799,8 +4799,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_sym_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_sym_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_sym_dequant::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_dequant::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -4809,14 +4809,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -4830,8 +4830,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_sym_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_sym_dequant::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_dequant::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4855,14 +4855,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i32_checke
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -4876,8 +4876,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_dequant_i64_checke
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_sym_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_sym_dequant::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_dequant::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4908,7 +4908,7 @@ namespace ima_kernel_gptq_sym_act_order_dequant {
 // in w: q4[K, N] q4 GPTQ, packed along K, symmetric, act-order g_idx with group G
 // Buffers: qweight i32[ceil(K / 8), N], scales f16[ceil(K / G), N], g_idx i32[K].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const __half* __restrict__ scales;
@@ -5073,7 +5073,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -5264,7 +5264,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -5296,7 +5296,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5359,9 +5359,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -5373,9 +5373,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -5393,7 +5393,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -5404,16 +5404,16 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -5427,8 +5427,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_gptq_sym_act_order_dequant::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_dequant::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
@@ -5457,16 +5457,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -5480,8 +5480,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_gptq_sym_act_order_dequant::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_dequant::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
@@ -5510,16 +5510,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -5533,8 +5533,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_sym_act_order_dequant::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_dequant::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5561,16 +5561,16 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -5584,8 +5584,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_dequant_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_sym_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_sym_act_order_dequant::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_dequant::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5618,7 +5618,7 @@ namespace ima_kernel_gptq_v1_act_order_gemv {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5634,7 +5634,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one, act-order g_idx with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N], g_idx i32[K].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -5802,7 +5802,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -5993,7 +5993,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -6025,7 +6025,7 @@ struct w_t {
 
 // out y: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6088,10 +6088,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -6108,10 +6108,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -6130,7 +6130,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -6141,22 +6141,22 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -6171,9 +6171,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_gptq_v1_act_order_gemv::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
@@ -6207,22 +6207,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -6237,9 +6237,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_gptq_v1_act_order_gemv::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v1_act_order_gemv::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
@@ -6273,22 +6273,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -6303,9 +6303,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_v1_act_order_gemv::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -6337,22 +6337,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i32_
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -6367,9 +6367,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v1_act_order_gemv_i64_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v1_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v1_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_v1_act_order_gemv::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v1_act_order_gemv::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -6407,7 +6407,7 @@ namespace ima_kernel_gptq_v2_gemv {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6423,7 +6423,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored plain with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -6719,7 +6719,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -6910,7 +6910,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -6942,7 +6942,7 @@ struct w_t {
 
 // out y: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -7005,10 +7005,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -7025,10 +7025,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -7047,7 +7047,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -7058,20 +7058,20 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -7083,9 +7083,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_v2_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_v2_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_v2_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_v2_gemv::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_gemv::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_gemv::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -7095,20 +7095,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -7120,9 +7120,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_v2_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_v2_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_v2_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_v2_gemv::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_gemv::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_v2_gemv::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -7132,20 +7132,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -7160,9 +7160,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v2_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_v2_gemv::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_gemv::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_gemv::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -7191,20 +7191,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -7219,9 +7219,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_gemv_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v2_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_v2_gemv::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_gemv::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_gemv::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -7256,7 +7256,7 @@ namespace ima_kernel_gptq_v2_act_order_gemv {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -7272,7 +7272,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored plain, act-order g_idx with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N], g_idx i32[K].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -7440,7 +7440,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -7631,7 +7631,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -7663,7 +7663,7 @@ struct w_t {
 
 // out y: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -7726,10 +7726,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -7746,10 +7746,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -7768,7 +7768,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -7779,22 +7779,22 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -7809,9 +7809,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_gptq_v2_act_order_gemv::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
@@ -7845,22 +7845,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -7875,9 +7875,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_gptq_v2_act_order_gemv::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_v2_act_order_gemv::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
@@ -7911,22 +7911,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -7941,9 +7941,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_v2_act_order_gemv::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -7975,22 +7975,22 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i32_
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -8005,9 +8005,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_v2_act_order_gemv_i64_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_v2_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_v2_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_v2_act_order_gemv::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_v2_act_order_gemv::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -8045,7 +8045,7 @@ namespace ima_kernel_gptq_sym_gemv {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -8061,7 +8061,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, symmetric with group G
 // Buffers: qweight i32[ceil(K / 8), N], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const __half* __restrict__ scales;
@@ -8354,7 +8354,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -8545,7 +8545,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -8577,7 +8577,7 @@ struct w_t {
 
 // out y: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -8640,10 +8640,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -8660,10 +8660,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -8682,7 +8682,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -8693,17 +8693,17 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -8715,9 +8715,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_sym_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_sym_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_sym_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_sym_gemv::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_gemv::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_gemv::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -8727,17 +8727,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -8749,9 +8749,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_sym_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_sym_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_sym_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_sym_gemv::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_gemv::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_sym_gemv::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -8761,17 +8761,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -8786,9 +8786,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_sym_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_sym_gemv::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_gemv::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_gemv::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -8817,17 +8817,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -8842,9 +8842,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_gemv_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_sym_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_sym_gemv::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_gemv::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_gemv::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -8879,7 +8879,7 @@ namespace ima_kernel_gptq_sym_act_order_gemv {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -8895,7 +8895,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, symmetric, act-order g_idx with group G
 // Buffers: qweight i32[ceil(K / 8), N], scales f16[ceil(K / G), N], g_idx i32[K].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const __half* __restrict__ scales;
@@ -9060,7 +9060,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -9251,7 +9251,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -9283,7 +9283,7 @@ struct w_t {
 
 // out y: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -9346,10 +9346,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -9366,10 +9366,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -9388,7 +9388,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -9399,19 +9399,19 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -9426,9 +9426,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_gptq_sym_act_order_gemv::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
@@ -9462,19 +9462,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -9489,9 +9489,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_gptq_sym_act_order_gemv::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_sym_act_order_gemv::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{&ima_violations, &ima_pending}},
         M,
         K,
         N,
@@ -9525,19 +9525,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -9552,9 +9552,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_sym_act_order_gemv::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -9586,19 +9586,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i32
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -9613,9 +9613,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_sym_act_order_gemv_i64
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_sym_act_order_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_sym_act_order_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_sym_act_order_gemv::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_sym_act_order_gemv::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,

@@ -2621,7 +2621,7 @@ namespace ima_kernel_add_rms_norm {
 // The sublayer's output, added into the residual stream.
 // in x: f16[N, D]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2689,7 +2689,7 @@ struct x_t {
 // The residual stream: read, and left holding x + residual.
 // inout residual: f16[N, D]
 template <typename I, bool IMA_CHECKED>
-struct residual_t {
+struct ima_accessor_residual {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2825,7 +2825,7 @@ struct residual_t {
 // Per-channel weight.
 // in w: f16[D]
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const __half* __restrict__ p;
     I s0;
     I e0;
@@ -2879,7 +2879,7 @@ struct w_t {
 // The normalised rows, the next sublayer's input.
 // out y: f16[N, D]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3015,7 +3015,7 @@ struct y_t {
 // One partial sum per warp.
 // shared red: f32[32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct red_t {
+struct ima_accessor_red {
     float* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -3046,15 +3046,15 @@ struct red_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const residual_t<I, IMA_CHECKED> residual,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_residual<I, IMA_CHECKED> residual,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I D,
     const float eps,
-    const red_t<I, IMA_CHECKED> red,
+    const ima_accessor_red<I, IMA_CHECKED> red,
     const I row) {
 #line 48 "specs/decode.ima"
 
@@ -3120,11 +3120,11 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const residual_t<I, IMA_CHECKED> residual,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_residual<I, IMA_CHECKED> residual,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I D,
     const float eps,
@@ -3133,7 +3133,7 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
+    const ima_accessor_red<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
     const I ima_n = N;
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
@@ -3147,7 +3147,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, residual, w, y, N, D, eps, red, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, residual, w, y, N, D, eps, red, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
@@ -3161,16 +3161,16 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     __half* __restrict__ residual,
-    int residual_s0,
-    int residual_s1,
+    int ima_stride_residual_0,
+    int ima_stride_residual_1,
     const __half* __restrict__ w,
-    int w_s0,
+    int ima_stride_w_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int N,
     int D,
     float eps) {
@@ -3184,10 +3184,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_kernel_add_rms_norm::x_t<int, false>{x, x_s0, x_s1, N, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_add_rms_norm::residual_t<int, false>{residual, residual_s0, residual_s1, N, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_add_rms_norm::w_t<int, false>{w, w_s0, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_add_rms_norm::y_t<int, false>{y, y_s0, y_s1, N, D, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_add_rms_norm::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::ima_accessor_residual<int, false>{residual, ima_stride_residual_0, ima_stride_residual_1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::ima_accessor_w<int, false>{w, ima_stride_w_0, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, N, D, ImaRecorder{nullptr, nullptr}},
         N,
         D,
         eps,
@@ -3196,16 +3196,16 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     __half* __restrict__ residual,
-    long long residual_s0,
-    long long residual_s1,
+    long long ima_stride_residual_0,
+    long long ima_stride_residual_1,
     const __half* __restrict__ w,
-    long long w_s0,
+    long long ima_stride_w_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long N,
     long long D,
     float eps) {
@@ -3219,10 +3219,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_kernel_add_rms_norm::x_t<long long, false>{x, x_s0, x_s1, N, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_add_rms_norm::residual_t<long long, false>{residual, residual_s0, residual_s1, N, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_add_rms_norm::w_t<long long, false>{w, w_s0, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_add_rms_norm::y_t<long long, false>{y, y_s0, y_s1, N, D, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_add_rms_norm::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::ima_accessor_residual<long long, false>{residual, ima_stride_residual_0, ima_stride_residual_1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::ima_accessor_w<long long, false>{w, ima_stride_w_0, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_add_rms_norm::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, N, D, ImaRecorder{nullptr, nullptr}},
         N,
         D,
         eps,
@@ -3231,16 +3231,16 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     __half* __restrict__ residual,
-    int residual_s0,
-    int residual_s1,
+    int ima_stride_residual_0,
+    int ima_stride_residual_1,
     const __half* __restrict__ w,
-    int w_s0,
+    int ima_stride_w_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int N,
     int D,
     float eps,
@@ -3257,10 +3257,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_add_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_kernel_add_rms_norm::residual_t<int, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
-        ima_kernel_add_rms_norm::w_t<int, true>{w, w_s0, D, &ima_pending},
-        ima_kernel_add_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    ima_run<int, true>(ima_kernel_add_rms_norm::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::ima_accessor_residual<int, true>{residual, ima_stride_residual_0, ima_stride_residual_1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::ima_accessor_w<int, true>{w, ima_stride_w_0, D, &ima_pending},
+        ima_kernel_add_rms_norm::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, N, D, &ima_pending},
         N,
         D,
         eps,
@@ -3294,16 +3294,16 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     __half* __restrict__ residual,
-    long long residual_s0,
-    long long residual_s1,
+    long long ima_stride_residual_0,
+    long long ima_stride_residual_1,
     const __half* __restrict__ w,
-    long long w_s0,
+    long long ima_stride_w_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long N,
     long long D,
     float eps,
@@ -3320,10 +3320,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rms_norm_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_add_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_kernel_add_rms_norm::residual_t<long long, true>{residual, residual_s0, residual_s1, N, D, &ima_pending},
-        ima_kernel_add_rms_norm::w_t<long long, true>{w, w_s0, D, &ima_pending},
-        ima_kernel_add_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    ima_run<long long, true>(ima_kernel_add_rms_norm::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::ima_accessor_residual<long long, true>{residual, ima_stride_residual_0, ima_stride_residual_1, N, D, &ima_pending},
+        ima_kernel_add_rms_norm::ima_accessor_w<long long, true>{w, ima_stride_w_0, D, &ima_pending},
+        ima_kernel_add_rms_norm::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, N, D, &ima_pending},
         N,
         D,
         eps,
@@ -3377,7 +3377,7 @@ namespace ima_kernel_rope_cache {
 // The QKV projection's output, one row a sequence.
 // in qkv: f16[B, (HQ + 2 * HKV) * D]
 template <typename I, bool IMA_CHECKED>
-struct qkv_t {
+struct ima_accessor_qkv {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3445,7 +3445,7 @@ struct qkv_t {
 // Each sequence's position: the index of the token being decoded.
 // in positions: i64[B]
 template <typename I, bool IMA_CHECKED>
-struct positions_t {
+struct ima_accessor_positions {
     const long long* __restrict__ p;
     I s0;
     I e0;
@@ -3470,7 +3470,7 @@ struct positions_t {
 // vLLM's cos_sin_cache.
 // in cos_sin: f32[MAXPOS, D]
 template <typename I, bool IMA_CHECKED>
-struct cos_sin_t {
+struct ima_accessor_cos_sin {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3538,7 +3538,7 @@ struct cos_sin_t {
 // The cache slot of each sequence's new token, or -1.
 // in slot_mapping: i64[B]
 template <typename I, bool IMA_CHECKED>
-struct slot_mapping_t {
+struct ima_accessor_slot_mapping {
     const long long* __restrict__ p;
     I s0;
     I e0;
@@ -3563,7 +3563,7 @@ struct slot_mapping_t {
 // The rotated queries, for paged_attn.
 // out q: f16[B, HQ, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
@@ -3699,7 +3699,7 @@ struct q_t {
 // Paged caches: NB blocks of BS token rows.
 // inout k_cache: f16[NB, BS, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct k_cache_t {
+struct ima_accessor_k_cache {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3834,7 +3834,7 @@ struct k_cache_t {
 
 // inout v_cache: f16[NB, BS, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct v_cache_t {
+struct ima_accessor_v_cache {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3968,14 +3968,14 @@ struct v_cache_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const qkv_t<I, IMA_CHECKED> qkv,
-    const positions_t<I, IMA_CHECKED> positions,
-    const cos_sin_t<I, IMA_CHECKED> cos_sin,
-    const slot_mapping_t<I, IMA_CHECKED> slot_mapping,
-    const q_t<I, IMA_CHECKED> q,
-    const k_cache_t<I, IMA_CHECKED> k_cache,
-    const v_cache_t<I, IMA_CHECKED> v_cache,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_qkv<I, IMA_CHECKED> qkv,
+    const ima_accessor_positions<I, IMA_CHECKED> positions,
+    const ima_accessor_cos_sin<I, IMA_CHECKED> cos_sin,
+    const ima_accessor_slot_mapping<I, IMA_CHECKED> slot_mapping,
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k_cache<I, IMA_CHECKED> k_cache,
+    const ima_accessor_v_cache<I, IMA_CHECKED> v_cache,
     const I B,
     const I MAXPOS,
     const I D,
@@ -4018,14 +4018,14 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const qkv_t<I, IMA_CHECKED> qkv,
-    const positions_t<I, IMA_CHECKED> positions,
-    const cos_sin_t<I, IMA_CHECKED> cos_sin,
-    const slot_mapping_t<I, IMA_CHECKED> slot_mapping,
-    const q_t<I, IMA_CHECKED> q,
-    const k_cache_t<I, IMA_CHECKED> k_cache,
-    const v_cache_t<I, IMA_CHECKED> v_cache,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_qkv<I, IMA_CHECKED> qkv,
+    const ima_accessor_positions<I, IMA_CHECKED> positions,
+    const ima_accessor_cos_sin<I, IMA_CHECKED> cos_sin,
+    const ima_accessor_slot_mapping<I, IMA_CHECKED> slot_mapping,
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k_cache<I, IMA_CHECKED> k_cache,
+    const ima_accessor_v_cache<I, IMA_CHECKED> v_cache,
     const I B,
     const I MAXPOS,
     const I D,
@@ -4034,36 +4034,36 @@ __device__ __forceinline__ void run(
     const I HKV,
     const I HQ,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, q, k_cache, v_cache, B, MAXPOS, D, NB, BS, HKV, HQ);
+    ima_body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, q, k_cache, v_cache, B, MAXPOS, D, NB, BS, HKV, HQ);
 }
 
 }  // namespace ima_kernel_rope_cache
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
     const __half* __restrict__ qkv,
-    int qkv_s0,
-    int qkv_s1,
+    int ima_stride_qkv_0,
+    int ima_stride_qkv_1,
     const long long* __restrict__ positions,
-    int positions_s0,
+    int ima_stride_positions_0,
     const float* __restrict__ cos_sin,
-    int cos_sin_s0,
-    int cos_sin_s1,
+    int ima_stride_cos_sin_0,
+    int ima_stride_cos_sin_1,
     const long long* __restrict__ slot_mapping,
-    int slot_mapping_s0,
+    int ima_stride_slot_mapping_0,
     __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
     __half* __restrict__ k_cache,
-    int k_cache_s0,
-    int k_cache_s1,
-    int k_cache_s2,
-    int k_cache_s3,
+    int ima_stride_k_cache_0,
+    int ima_stride_k_cache_1,
+    int ima_stride_k_cache_2,
+    int ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    int v_cache_s0,
-    int v_cache_s1,
-    int v_cache_s2,
-    int v_cache_s3,
+    int ima_stride_v_cache_0,
+    int ima_stride_v_cache_1,
+    int ima_stride_v_cache_2,
+    int ima_stride_v_cache_3,
     int B,
     int MAXPOS,
     int D,
@@ -4084,13 +4084,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
     __builtin_assume(D % 16 == 0);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_rope_cache::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_rope_cache::ima_accessor_qkv<int, false>{qkv, ima_stride_qkv_0, ima_stride_qkv_1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_positions<int, false>{positions, ima_stride_positions_0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_cos_sin<int, false>{cos_sin, ima_stride_cos_sin_0, ima_stride_cos_sin_1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_slot_mapping<int, false>{slot_mapping, ima_stride_slot_mapping_0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_k_cache<int, false>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_v_cache<int, false>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -4143,29 +4143,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
     const __half* __restrict__ qkv,
-    long long qkv_s0,
-    long long qkv_s1,
+    long long ima_stride_qkv_0,
+    long long ima_stride_qkv_1,
     const long long* __restrict__ positions,
-    long long positions_s0,
+    long long ima_stride_positions_0,
     const float* __restrict__ cos_sin,
-    long long cos_sin_s0,
-    long long cos_sin_s1,
+    long long ima_stride_cos_sin_0,
+    long long ima_stride_cos_sin_1,
     const long long* __restrict__ slot_mapping,
-    long long slot_mapping_s0,
+    long long ima_stride_slot_mapping_0,
     __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
     __half* __restrict__ k_cache,
-    long long k_cache_s0,
-    long long k_cache_s1,
-    long long k_cache_s2,
-    long long k_cache_s3,
+    long long ima_stride_k_cache_0,
+    long long ima_stride_k_cache_1,
+    long long ima_stride_k_cache_2,
+    long long ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    long long v_cache_s0,
-    long long v_cache_s1,
-    long long v_cache_s2,
-    long long v_cache_s3,
+    long long ima_stride_v_cache_0,
+    long long ima_stride_v_cache_1,
+    long long ima_stride_v_cache_2,
+    long long ima_stride_v_cache_3,
     long long B,
     long long MAXPOS,
     long long D,
@@ -4186,13 +4186,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
     __builtin_assume(D % 16 == 0);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_rope_cache::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_rope_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_rope_cache::ima_accessor_qkv<long long, false>{qkv, ima_stride_qkv_0, ima_stride_qkv_1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_positions<long long, false>{positions, ima_stride_positions_0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_cos_sin<long long, false>{cos_sin, ima_stride_cos_sin_0, ima_stride_cos_sin_1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_slot_mapping<long long, false>{slot_mapping, ima_stride_slot_mapping_0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_k_cache<long long, false>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_rope_cache::ima_accessor_v_cache<long long, false>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -4245,29 +4245,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
     const __half* __restrict__ qkv,
-    int qkv_s0,
-    int qkv_s1,
+    int ima_stride_qkv_0,
+    int ima_stride_qkv_1,
     const long long* __restrict__ positions,
-    int positions_s0,
+    int ima_stride_positions_0,
     const float* __restrict__ cos_sin,
-    int cos_sin_s0,
-    int cos_sin_s1,
+    int ima_stride_cos_sin_0,
+    int ima_stride_cos_sin_1,
     const long long* __restrict__ slot_mapping,
-    int slot_mapping_s0,
+    int ima_stride_slot_mapping_0,
     __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
     __half* __restrict__ k_cache,
-    int k_cache_s0,
-    int k_cache_s1,
-    int k_cache_s2,
-    int k_cache_s3,
+    int ima_stride_k_cache_0,
+    int ima_stride_k_cache_1,
+    int ima_stride_k_cache_2,
+    int ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    int v_cache_s0,
-    int v_cache_s1,
-    int v_cache_s2,
-    int v_cache_s3,
+    int ima_stride_v_cache_0,
+    int ima_stride_v_cache_1,
+    int ima_stride_v_cache_2,
+    int ima_stride_v_cache_3,
     int B,
     int MAXPOS,
     int D,
@@ -4288,13 +4288,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
     __builtin_assume(D % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_rope_cache::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_rope_cache::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_rope_cache::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_rope_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_rope_cache::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_rope_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_rope_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    ima_run<int, true>(ima_kernel_rope_cache::ima_accessor_qkv<int, true>{qkv, ima_stride_qkv_0, ima_stride_qkv_1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_positions<int, true>{positions, ima_stride_positions_0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_cos_sin<int, true>{cos_sin, ima_stride_cos_sin_0, ima_stride_cos_sin_1, MAXPOS, D, &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_slot_mapping<int, true>{slot_mapping, ima_stride_slot_mapping_0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, B, HQ, D, &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_k_cache<int, true>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_v_cache<int, true>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -4345,29 +4345,29 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
     const __half* __restrict__ qkv,
-    long long qkv_s0,
-    long long qkv_s1,
+    long long ima_stride_qkv_0,
+    long long ima_stride_qkv_1,
     const long long* __restrict__ positions,
-    long long positions_s0,
+    long long ima_stride_positions_0,
     const float* __restrict__ cos_sin,
-    long long cos_sin_s0,
-    long long cos_sin_s1,
+    long long ima_stride_cos_sin_0,
+    long long ima_stride_cos_sin_1,
     const long long* __restrict__ slot_mapping,
-    long long slot_mapping_s0,
+    long long ima_stride_slot_mapping_0,
     __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
     __half* __restrict__ k_cache,
-    long long k_cache_s0,
-    long long k_cache_s1,
-    long long k_cache_s2,
-    long long k_cache_s3,
+    long long ima_stride_k_cache_0,
+    long long ima_stride_k_cache_1,
+    long long ima_stride_k_cache_2,
+    long long ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    long long v_cache_s0,
-    long long v_cache_s1,
-    long long v_cache_s2,
-    long long v_cache_s3,
+    long long ima_stride_v_cache_0,
+    long long ima_stride_v_cache_1,
+    long long ima_stride_v_cache_2,
+    long long ima_stride_v_cache_3,
     long long B,
     long long MAXPOS,
     long long D,
@@ -4388,13 +4388,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_cache_i64_checked(
     __builtin_assume(D % 16 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_rope_cache::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
-        ima_kernel_rope_cache::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_rope_cache::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_rope_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_rope_cache::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_rope_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_rope_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    ima_run<long long, true>(ima_kernel_rope_cache::ima_accessor_qkv<long long, true>{qkv, ima_stride_qkv_0, ima_stride_qkv_1, B, ((HQ + (2 * HKV)) * D), &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_positions<long long, true>{positions, ima_stride_positions_0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_cos_sin<long long, true>{cos_sin, ima_stride_cos_sin_0, ima_stride_cos_sin_1, MAXPOS, D, &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_slot_mapping<long long, true>{slot_mapping, ima_stride_slot_mapping_0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, B, HQ, D, &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_k_cache<long long, true>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_rope_cache::ima_accessor_v_cache<long long, true>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, &ima_pending},
         B,
         MAXPOS,
         D,
@@ -4475,7 +4475,7 @@ namespace ima_kernel_gptq_gemv_narrow {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* p;
     I s0, s1;
     I e0, e1;
@@ -4547,7 +4547,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -4846,7 +4846,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -5037,7 +5037,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -5070,7 +5070,7 @@ struct w_t {
 // x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
 // out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5135,7 +5135,7 @@ struct y_t {
 // The warps' sums: [warp, row of x, column].
 // shared part: f32[NARROW_WARPS, 8, NARROW_COLUMNS], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -5186,16 +5186,16 @@ struct part_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
     const I G,
     const I NY,
-    const part_t<I, IMA_CHECKED> part,
+    const ima_accessor_part<I, IMA_CHECKED> part,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
 #line 198 "specs/decode.ima"
 
@@ -5207,10 +5207,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -5222,28 +5222,28 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 16, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part, ima_wait_for_inputs);
+    const ima_accessor_part<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 16, ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_gptq_gemv_narrow
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
     const __half* x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -5261,9 +5261,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_kernel_gptq_gemv_narrow::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv_narrow::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv_narrow::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_gemv_narrow::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -5279,20 +5279,20 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
     const __half* x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -5310,9 +5310,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_kernel_gptq_gemv_narrow::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv_narrow::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv_narrow::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_gemv_narrow::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -5328,20 +5328,20 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checked(
     const __half* x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -5365,9 +5365,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<int, true>(ima_kernel_gptq_gemv_narrow::x_t<int, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemv_narrow::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv_narrow::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<int, true>(ima_kernel_gptq_gemv_narrow::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemv_narrow::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
@@ -5407,20 +5407,20 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i32_checke
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checked(
     const __half* x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -5444,9 +5444,9 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_gemv_narrow_i64_checke
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<long long, true>(ima_kernel_gptq_gemv_narrow::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemv_narrow::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv_narrow::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<long long, true>(ima_kernel_gptq_gemv_narrow::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemv_narrow::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
@@ -5502,7 +5502,7 @@ namespace ima_kernel_gptq_gemv_narrow12 {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* p;
     I s0, s1;
     I e0, e1;
@@ -5571,7 +5571,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -5870,7 +5870,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -6061,7 +6061,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -6094,7 +6094,7 @@ struct w_t {
 // x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
 // out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6159,7 +6159,7 @@ struct y_t {
 // The warps' sums: [warp, row of x, column].
 // shared part: f32[NARROW12_WARPS, 8, NARROW_COLUMNS], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -6210,16 +6210,16 @@ struct part_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
     const I G,
     const I NY,
-    const part_t<I, IMA_CHECKED> part,
+    const ima_accessor_part<I, IMA_CHECKED> part,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
 #line 220 "specs/decode.ima"
 
@@ -6231,10 +6231,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -6246,28 +6246,28 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 12, 8, 16, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part, ima_wait_for_inputs);
+    const ima_accessor_part<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 12, 8, 16, ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_gptq_gemv_narrow12
 
 extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i32(
     const __half* x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -6285,9 +6285,9 @@ extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_kernel_gptq_gemv_narrow12::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv_narrow12::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv_narrow12::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_gemv_narrow12::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow12::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow12::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -6303,20 +6303,20 @@ extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i32(
 
 extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i64(
     const __half* x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -6334,9 +6334,9 @@ extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_kernel_gptq_gemv_narrow12::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv_narrow12::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv_narrow12::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_gemv_narrow12::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow12::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv_narrow12::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -6352,20 +6352,20 @@ extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i64(
 
 extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i32_checked(
     const __half* x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -6389,9 +6389,9 @@ extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i32_chec
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<int, true>(ima_kernel_gptq_gemv_narrow12::x_t<int, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemv_narrow12::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv_narrow12::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<int, true>(ima_kernel_gptq_gemv_narrow12::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemv_narrow12::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow12::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
@@ -6431,20 +6431,20 @@ extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i32_chec
 
 extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i64_checked(
     const __half* x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -6468,9 +6468,9 @@ extern "C" __global__ void __launch_bounds__(384, 2) gptq_gemv_narrow12_i64_chec
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<long long, true>(ima_kernel_gptq_gemv_narrow12::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemv_narrow12::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv_narrow12::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<long long, true>(ima_kernel_gptq_gemv_narrow12::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemv_narrow12::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv_narrow12::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,

@@ -2615,7 +2615,7 @@ namespace ima_kernel_attn_scores_mma {
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2682,7 +2682,7 @@ struct q_t {
 
 // in k: f16[B, H, T, D]
 template <typename I, bool IMA_CHECKED>
-struct k_t {
+struct ima_accessor_k {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2749,7 +2749,7 @@ struct k_t {
 
 // out o: f16[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct o_t {
+struct ima_accessor_o {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2885,7 +2885,7 @@ struct o_t {
 // Stages of the block's rows of q and of k: [stage, row, d].
 // shared qs: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct qs_t {
+struct ima_accessor_qs {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -2937,7 +2937,7 @@ struct qs_t {
 
 // shared ks: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct ks_t {
+struct ima_accessor_ks {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -2988,18 +2988,18 @@ struct ks_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
     const I D,
     const I T,
     const float scale,
-    const qs_t<I, IMA_CHECKED> qs,
-    const ks_t<I, IMA_CHECKED> ks) {
+    const ima_accessor_qs<I, IMA_CHECKED> qs,
+    const ima_accessor_ks<I, IMA_CHECKED> ks) {
 #line 27 "specs/gemm.ima"
 
         const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
@@ -3044,10 +3044,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -3059,30 +3059,30 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
+    const ima_accessor_qs<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
     ima_smem_off = (ima_smem_off + 3 * 128 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
-    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
+    const ima_accessor_ks<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
+    ima_body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
 }  // namespace ima_kernel_attn_scores_mma
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     __half* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -3100,9 +3100,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
-    run<int, false>(ima_kernel_attn_scores_mma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_mma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_mma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_attn_scores_mma::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma::ima_accessor_k<int, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma::ima_accessor_o<int, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -3114,20 +3114,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     __half* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -3145,9 +3145,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 8 == 0);
-    run<long long, false>(ima_kernel_attn_scores_mma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_mma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_mma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_attn_scores_mma::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma::ima_accessor_k<long long, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma::ima_accessor_o<long long, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -3159,20 +3159,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     __half* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -3193,9 +3193,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
     __builtin_assume(T % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores_mma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_mma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_mma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<int, true>(ima_kernel_attn_scores_mma::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma::ima_accessor_k<int, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma::ima_accessor_o<int, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3242,20 +3242,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i32_checked
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     __half* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -3276,9 +3276,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_i64_checked
     __builtin_assume(T % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores_mma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_mma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_mma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<long long, true>(ima_kernel_attn_scores_mma::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma::ima_accessor_k<long long, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma::ima_accessor_o<long long, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3332,7 +3332,7 @@ namespace ima_kernel_attn_scores_mma_f32 {
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3399,7 +3399,7 @@ struct q_t {
 
 // in k: f16[B, H, T, D]
 template <typename I, bool IMA_CHECKED>
-struct k_t {
+struct ima_accessor_k {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3466,7 +3466,7 @@ struct k_t {
 
 // out o: f32[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct o_t {
+struct ima_accessor_o {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3602,7 +3602,7 @@ struct o_t {
 // Stages of the block's rows of q and of k: [stage, row, d].
 // shared qs: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct qs_t {
+struct ima_accessor_qs {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -3654,7 +3654,7 @@ struct qs_t {
 
 // shared ks: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct ks_t {
+struct ima_accessor_ks {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -3705,18 +3705,18 @@ struct ks_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
     const I D,
     const I T,
     const float scale,
-    const qs_t<I, IMA_CHECKED> qs,
-    const ks_t<I, IMA_CHECKED> ks) {
+    const ima_accessor_qs<I, IMA_CHECKED> qs,
+    const ima_accessor_ks<I, IMA_CHECKED> ks) {
 #line 78 "specs/gemm.ima"
 
         const I b = I(blockIdx.y) / H, h = I(blockIdx.y) % H, i0 = I(blockIdx.x) * 128;
@@ -3761,10 +3761,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -3776,30 +3776,30 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
+    const ima_accessor_qs<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
     ima_smem_off = (ima_smem_off + 3 * 128 * 64 * I(sizeof(__half)) + 15) / 16 * 16;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
-    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
+    const ima_accessor_ks<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
+    ima_body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
 }  // namespace ima_kernel_attn_scores_mma_f32
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -3817,9 +3817,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
-    run<int, false>(ima_kernel_attn_scores_mma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_mma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_mma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_attn_scores_mma_f32::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma_f32::ima_accessor_k<int, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma_f32::ima_accessor_o<int, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -3831,20 +3831,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -3862,9 +3862,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64(
     // before the launch.
     __builtin_assume(D % 8 == 0);
     __builtin_assume(T % 4 == 0);
-    run<long long, false>(ima_kernel_attn_scores_mma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_mma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_mma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_attn_scores_mma_f32::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma_f32::ima_accessor_k<long long, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_mma_f32::ima_accessor_o<long long, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -3876,20 +3876,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_checked(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -3910,9 +3910,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
     __builtin_assume(T % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores_mma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_mma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_mma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<int, true>(ima_kernel_attn_scores_mma_f32::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::ima_accessor_k<int, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::ima_accessor_o<int, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3959,20 +3959,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i32_che
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_checked(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -3993,9 +3993,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_mma_f32_i64_che
     __builtin_assume(T % 4 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores_mma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_mma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_mma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<long long, true>(ima_kernel_attn_scores_mma_f32::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::ima_accessor_k<long long, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_mma_f32::ima_accessor_o<long long, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -4051,7 +4051,7 @@ namespace ima_kernel_gemm_f16 {
 
 // in a: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct a_t {
+struct ima_accessor_a {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4118,7 +4118,7 @@ struct a_t {
 
 // in b: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct b_t {
+struct ima_accessor_b {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4185,7 +4185,7 @@ struct b_t {
 
 // out c: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct c_t {
+struct ima_accessor_c {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4321,7 +4321,7 @@ struct c_t {
 // Stages of the block's rows of a, [stage, m, k], and columns of b, [stage, k, n].
 // shared sa: f16[4, 128, 32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct sa_t {
+struct ima_accessor_sa {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -4373,7 +4373,7 @@ struct sa_t {
 
 // shared sb: f16[4, 32, 128], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct sb_t {
+struct ima_accessor_sb {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -4424,15 +4424,15 @@ struct sb_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
     const I M,
     const I K,
     const I N,
-    const sa_t<I, IMA_CHECKED> sa,
-    const sb_t<I, IMA_CHECKED> sb) {
+    const ima_accessor_sa<I, IMA_CHECKED> sa,
+    const ima_accessor_sb<I, IMA_CHECKED> sb) {
 #line 130 "specs/gemm.ima"
 
         I tm, tn;
@@ -4460,10 +4460,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
     const I M,
     const I K,
     const I N,
@@ -4472,24 +4472,24 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const sa_t<I, IMA_CHECKED> sa{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 32, ima_recorder};
+    const ima_accessor_sa<I, IMA_CHECKED> sa{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 32, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 128 * 32 * I(sizeof(__half)) + 15) / 16 * 16;
-    const sb_t<I, IMA_CHECKED> sb{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 128, ima_recorder};
-    body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
+    const ima_accessor_sb<I, IMA_CHECKED> sb{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 128, ima_recorder};
+    ima_body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
 }  // namespace ima_kernel_gemm_f16
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32(
     const __half* __restrict__ a,
-    int a_s0,
-    int a_s1,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
     const __half* __restrict__ b,
-    int b_s0,
-    int b_s1,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
     __half* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     int M,
     int K,
     int N) {
@@ -4504,9 +4504,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_kernel_gemm_f16::a_t<int, false>{a, a_s0, a_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_f16::b_t<int, false>{b, b_s0, b_s1, K, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_f16::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gemm_f16::ima_accessor_a<int, false>{a, ima_stride_a_0, ima_stride_a_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_f16::ima_accessor_b<int, false>{b, ima_stride_b_0, ima_stride_b_1, K, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_f16::ima_accessor_c<int, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -4515,14 +4515,14 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64(
     const __half* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
     const __half* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
     __half* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     long long M,
     long long K,
     long long N) {
@@ -4537,9 +4537,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_kernel_gemm_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gemm_f16::ima_accessor_a<long long, false>{a, ima_stride_a_0, ima_stride_a_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_f16::ima_accessor_b<long long, false>{b, ima_stride_b_0, ima_stride_b_1, K, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_f16::ima_accessor_c<long long, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -4548,14 +4548,14 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
     const __half* __restrict__ a,
-    int a_s0,
-    int a_s1,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
     const __half* __restrict__ b,
-    int b_s0,
-    int b_s1,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
     __half* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     int M,
     int K,
     int N,
@@ -4573,9 +4573,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gemm_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_kernel_gemm_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_kernel_gemm_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gemm_f16::ima_accessor_a<int, true>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_pending},
+        ima_kernel_gemm_f16::ima_accessor_b<int, true>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_pending},
+        ima_kernel_gemm_f16::ima_accessor_c<int, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -4613,14 +4613,14 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
     const __half* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
     const __half* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
     __half* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     long long M,
     long long K,
     long long N,
@@ -4638,9 +4638,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_f16_i64_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gemm_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_kernel_gemm_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_kernel_gemm_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gemm_f16::ima_accessor_a<long long, true>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_pending},
+        ima_kernel_gemm_f16::ima_accessor_b<long long, true>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_pending},
+        ima_kernel_gemm_f16::ima_accessor_c<long long, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -4685,7 +4685,7 @@ namespace ima_kernel_gemm_bf16 {
 
 // in a: bf16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct a_t {
+struct ima_accessor_a {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4752,7 +4752,7 @@ struct a_t {
 
 // in b: bf16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct b_t {
+struct ima_accessor_b {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4819,7 +4819,7 @@ struct b_t {
 
 // out c: bf16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct c_t {
+struct ima_accessor_c {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4955,7 +4955,7 @@ struct c_t {
 // Stages of the block's rows of a, [stage, m, k], and columns of b, [stage, k, n].
 // shared sa: bf16[4, 128, 32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct sa_t {
+struct ima_accessor_sa {
     __nv_bfloat16* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -5007,7 +5007,7 @@ struct sa_t {
 
 // shared sb: bf16[4, 32, 128], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct sb_t {
+struct ima_accessor_sb {
     __nv_bfloat16* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -5058,15 +5058,15 @@ struct sb_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
     const I M,
     const I K,
     const I N,
-    const sa_t<I, IMA_CHECKED> sa,
-    const sb_t<I, IMA_CHECKED> sb) {
+    const ima_accessor_sa<I, IMA_CHECKED> sa,
+    const ima_accessor_sb<I, IMA_CHECKED> sb) {
 #line 163 "specs/gemm.ima"
 
         I tm, tn;
@@ -5094,10 +5094,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
     const I M,
     const I K,
     const I N,
@@ -5106,24 +5106,24 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const sa_t<I, IMA_CHECKED> sa{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 128, 32, ima_recorder};
+    const ima_accessor_sa<I, IMA_CHECKED> sa{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 128, 32, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 128 * 32 * I(sizeof(__nv_bfloat16)) + 15) / 16 * 16;
-    const sb_t<I, IMA_CHECKED> sb{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 32, 128, ima_recorder};
-    body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
+    const ima_accessor_sb<I, IMA_CHECKED> sb{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 32, 128, ima_recorder};
+    ima_body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
 }  // namespace ima_kernel_gemm_bf16
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32(
     const __nv_bfloat16* __restrict__ a,
-    int a_s0,
-    int a_s1,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
     const __nv_bfloat16* __restrict__ b,
-    int b_s0,
-    int b_s1,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
     __nv_bfloat16* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     int M,
     int K,
     int N) {
@@ -5138,9 +5138,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_kernel_gemm_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gemm_bf16::ima_accessor_a<int, false>{a, ima_stride_a_0, ima_stride_a_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_bf16::ima_accessor_b<int, false>{b, ima_stride_b_0, ima_stride_b_1, K, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_bf16::ima_accessor_c<int, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -5149,14 +5149,14 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64(
     const __nv_bfloat16* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
     const __nv_bfloat16* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
     __nv_bfloat16* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     long long M,
     long long K,
     long long N) {
@@ -5171,9 +5171,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64(
     // before the launch.
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_kernel_gemm_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gemm_bf16::ima_accessor_a<long long, false>{a, ima_stride_a_0, ima_stride_a_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_bf16::ima_accessor_b<long long, false>{b, ima_stride_b_0, ima_stride_b_1, K, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_bf16::ima_accessor_c<long long, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -5182,14 +5182,14 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
     const __nv_bfloat16* __restrict__ a,
-    int a_s0,
-    int a_s1,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
     const __nv_bfloat16* __restrict__ b,
-    int b_s0,
-    int b_s1,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
     __nv_bfloat16* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     int M,
     int K,
     int N,
@@ -5207,9 +5207,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gemm_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_kernel_gemm_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_kernel_gemm_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gemm_bf16::ima_accessor_a<int, true>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_pending},
+        ima_kernel_gemm_bf16::ima_accessor_b<int, true>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_pending},
+        ima_kernel_gemm_bf16::ima_accessor_c<int, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -5247,14 +5247,14 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
     const __nv_bfloat16* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
     const __nv_bfloat16* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
     __nv_bfloat16* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     long long M,
     long long K,
     long long N,
@@ -5272,9 +5272,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_bf16_i64_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gemm_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &ima_pending},
-        ima_kernel_gemm_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &ima_pending},
-        ima_kernel_gemm_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gemm_bf16::ima_accessor_a<long long, true>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_pending},
+        ima_kernel_gemm_bf16::ima_accessor_b<long long, true>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_pending},
+        ima_kernel_gemm_bf16::ima_accessor_c<long long, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -5344,7 +5344,7 @@ namespace ima_kernel_gptq_gemm {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5412,7 +5412,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -5711,7 +5711,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -5902,7 +5902,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -5935,7 +5935,7 @@ struct w_t {
 // x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
 // out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6071,7 +6071,7 @@ struct y_t {
 // The warps' partial sums: [warp, row, column].
 // shared part: f32[8, 32, 32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -6122,16 +6122,16 @@ struct part_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
     const I G,
     const I NY,
-    const part_t<I, IMA_CHECKED> part) {
+    const ima_accessor_part<I, IMA_CHECKED> part) {
 #line 221 "specs/gemm.ima"
 
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
@@ -6273,10 +6273,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -6287,28 +6287,28 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 32, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
+    const ima_accessor_part<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 32, ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part);
 }
 
 }  // namespace ima_kernel_gptq_gemm
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -6326,9 +6326,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_kernel_gptq_gemm::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_gemm::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -6339,20 +6339,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -6370,9 +6370,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_kernel_gptq_gemm::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_gemm::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -6383,20 +6383,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -6417,9 +6417,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemm::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_gemm::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemm::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_gemm::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_gemm::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemm::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -6454,20 +6454,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -6488,9 +6488,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemm_i64_checked(
     __builtin_assume(NY % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemm::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_gptq_gemm::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemm::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_gemm::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_gptq_gemm::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemm::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, &ima_pending},
         M,
         K,
         N,

@@ -2619,7 +2619,7 @@ namespace ima_kernel_gemm_tma_f16 {
 
 // in a: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct a_t {
+struct ima_accessor_a {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2709,7 +2709,7 @@ struct a_t {
 
 // in b: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct b_t {
+struct ima_accessor_b {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2799,7 +2799,7 @@ struct b_t {
 
 // out c: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct c_t {
+struct ima_accessor_c {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2935,7 +2935,7 @@ struct c_t {
 // Stages of the block's rows of a, [stage, m, k], and columns of b, [stage, k, n].
 // shared sa: f16[4, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct sa_t {
+struct ima_accessor_sa {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -3006,7 +3006,7 @@ struct sa_t {
 
 // shared sb: f16[4, 64, 256], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct sb_t {
+struct ima_accessor_sb {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -3076,15 +3076,15 @@ struct sb_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
     const I M,
     const I K,
     const I N,
-    const sa_t<I, IMA_CHECKED> sa,
-    const sb_t<I, IMA_CHECKED> sb) {
+    const ima_accessor_sa<I, IMA_CHECKED> sa,
+    const ima_accessor_sb<I, IMA_CHECKED> sb) {
 #line 28 "specs/gemm_tma.ima"
 
         const I m0 = I(blockIdx.y) * 128, n0 = I(blockIdx.x) * 256;
@@ -3111,10 +3111,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
     const I M,
     const I K,
     const I N,
@@ -3126,26 +3126,26 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem_base[];
     unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
     I ima_smem_off = 0;
-    const sa_t<I, IMA_CHECKED> sa{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 64, ima_recorder};
+    const ima_accessor_sa<I, IMA_CHECKED> sa{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 64, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 128 * 64 * I(sizeof(__half)) + 1023) / 1024 * 1024;
-    const sb_t<I, IMA_CHECKED> sb{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 64, 256, ima_recorder};
-    body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
+    const ima_accessor_sb<I, IMA_CHECKED> sb{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 64, 256, ima_recorder};
+    ima_body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
 }  // namespace ima_kernel_gemm_tma_f16
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32(
     const __half* __restrict__ a,
-    int a_s0,
-    int a_s1,
-    const __grid_constant__ ImaTensorMap a_tma,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_a,
     const __half* __restrict__ b,
-    int b_s0,
-    int b_s1,
-    const __grid_constant__ ImaTensorMap b_tma,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_b,
     __half* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     int M,
     int K,
     int N) {
@@ -3163,12 +3163,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&a_tma);
-        ima_tma_prefetch(&b_tma);
+        ima_tma_prefetch(&ima_tensor_map_a);
+        ima_tma_prefetch(&ima_tensor_map_b);
     }
-    run<int, false>(ima_kernel_gemm_tma_f16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_tma_f16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_tma_f16::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gemm_tma_f16::ima_accessor_a<int, false>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_tensor_map_a, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_f16::ima_accessor_b<int, false>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_tensor_map_b, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_f16::ima_accessor_c<int, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -3177,16 +3177,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32(
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64(
     const __half* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
-    const __grid_constant__ ImaTensorMap a_tma,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_a,
     const __half* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
-    const __grid_constant__ ImaTensorMap b_tma,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_b,
     __half* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     long long M,
     long long K,
     long long N) {
@@ -3204,12 +3204,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&a_tma);
-        ima_tma_prefetch(&b_tma);
+        ima_tma_prefetch(&ima_tensor_map_a);
+        ima_tma_prefetch(&ima_tensor_map_b);
     }
-    run<long long, false>(ima_kernel_gemm_tma_f16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_tma_f16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_tma_f16::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gemm_tma_f16::ima_accessor_a<long long, false>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_tensor_map_a, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_f16::ima_accessor_b<long long, false>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_tensor_map_b, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_f16::ima_accessor_c<long long, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -3218,16 +3218,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64(
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
     const __half* __restrict__ a,
-    int a_s0,
-    int a_s1,
-    const __grid_constant__ ImaTensorMap a_tma,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_a,
     const __half* __restrict__ b,
-    int b_s0,
-    int b_s1,
-    const __grid_constant__ ImaTensorMap b_tma,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_b,
     __half* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     int M,
     int K,
     int N,
@@ -3246,14 +3246,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&a_tma);
-        ima_tma_prefetch(&b_tma);
+        ima_tma_prefetch(&ima_tensor_map_a);
+        ima_tma_prefetch(&ima_tensor_map_b);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gemm_tma_f16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_kernel_gemm_tma_f16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_kernel_gemm_tma_f16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gemm_tma_f16::ima_accessor_a<int, true>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_tensor_map_a, &ima_pending},
+        ima_kernel_gemm_tma_f16::ima_accessor_b<int, true>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_tensor_map_b, &ima_pending},
+        ima_kernel_gemm_tma_f16::ima_accessor_c<int, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -3291,16 +3291,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
     const __half* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
-    const __grid_constant__ ImaTensorMap a_tma,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_a,
     const __half* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
-    const __grid_constant__ ImaTensorMap b_tma,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_b,
     __half* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     long long M,
     long long K,
     long long N,
@@ -3319,14 +3319,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_f16_i64_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&a_tma);
-        ima_tma_prefetch(&b_tma);
+        ima_tma_prefetch(&ima_tensor_map_a);
+        ima_tma_prefetch(&ima_tensor_map_b);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gemm_tma_f16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_kernel_gemm_tma_f16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_kernel_gemm_tma_f16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gemm_tma_f16::ima_accessor_a<long long, true>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_tensor_map_a, &ima_pending},
+        ima_kernel_gemm_tma_f16::ima_accessor_b<long long, true>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_tensor_map_b, &ima_pending},
+        ima_kernel_gemm_tma_f16::ima_accessor_c<long long, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -3381,7 +3381,7 @@ namespace ima_kernel_gemm_tma_bf16 {
 
 // in a: bf16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct a_t {
+struct ima_accessor_a {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3471,7 +3471,7 @@ struct a_t {
 
 // in b: bf16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct b_t {
+struct ima_accessor_b {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3561,7 +3561,7 @@ struct b_t {
 
 // out c: bf16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct c_t {
+struct ima_accessor_c {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3697,7 +3697,7 @@ struct c_t {
 // Stages of the block's rows of a, [stage, m, k], and columns of b, [stage, k, n].
 // shared sa: bf16[4, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct sa_t {
+struct ima_accessor_sa {
     __nv_bfloat16* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -3768,7 +3768,7 @@ struct sa_t {
 
 // shared sb: bf16[4, 64, 256], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct sb_t {
+struct ima_accessor_sb {
     __nv_bfloat16* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -3838,15 +3838,15 @@ struct sb_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
     const I M,
     const I K,
     const I N,
-    const sa_t<I, IMA_CHECKED> sa,
-    const sb_t<I, IMA_CHECKED> sb) {
+    const ima_accessor_sa<I, IMA_CHECKED> sa,
+    const ima_accessor_sb<I, IMA_CHECKED> sb) {
 #line 64 "specs/gemm_tma.ima"
 
         const I m0 = I(blockIdx.y) * 128, n0 = I(blockIdx.x) * 256;
@@ -3873,10 +3873,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const a_t<I, IMA_CHECKED> a,
-    const b_t<I, IMA_CHECKED> b,
-    const c_t<I, IMA_CHECKED> c,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_a<I, IMA_CHECKED> a,
+    const ima_accessor_b<I, IMA_CHECKED> b,
+    const ima_accessor_c<I, IMA_CHECKED> c,
     const I M,
     const I K,
     const I N,
@@ -3888,26 +3888,26 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem_base[];
     unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
     I ima_smem_off = 0;
-    const sa_t<I, IMA_CHECKED> sa{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 128, 64, ima_recorder};
+    const ima_accessor_sa<I, IMA_CHECKED> sa{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 128, 64, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 128 * 64 * I(sizeof(__nv_bfloat16)) + 1023) / 1024 * 1024;
-    const sb_t<I, IMA_CHECKED> sb{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 64, 256, ima_recorder};
-    body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
+    const ima_accessor_sb<I, IMA_CHECKED> sb{reinterpret_cast<__nv_bfloat16*>(ima_smem + ima_smem_off), 4, 64, 256, ima_recorder};
+    ima_body<I, IMA_CHECKED>(a, b, c, M, K, N, sa, sb);
 }
 
 }  // namespace ima_kernel_gemm_tma_bf16
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32(
     const __nv_bfloat16* __restrict__ a,
-    int a_s0,
-    int a_s1,
-    const __grid_constant__ ImaTensorMap a_tma,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_a,
     const __nv_bfloat16* __restrict__ b,
-    int b_s0,
-    int b_s1,
-    const __grid_constant__ ImaTensorMap b_tma,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_b,
     __nv_bfloat16* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     int M,
     int K,
     int N) {
@@ -3925,12 +3925,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&a_tma);
-        ima_tma_prefetch(&b_tma);
+        ima_tma_prefetch(&ima_tensor_map_a);
+        ima_tma_prefetch(&ima_tensor_map_b);
     }
-    run<int, false>(ima_kernel_gemm_tma_bf16::a_t<int, false>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_tma_bf16::b_t<int, false>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_tma_bf16::c_t<int, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gemm_tma_bf16::ima_accessor_a<int, false>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_tensor_map_a, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_bf16::ima_accessor_b<int, false>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_tensor_map_b, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_bf16::ima_accessor_c<int, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -3939,16 +3939,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32(
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64(
     const __nv_bfloat16* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
-    const __grid_constant__ ImaTensorMap a_tma,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_a,
     const __nv_bfloat16* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
-    const __grid_constant__ ImaTensorMap b_tma,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_b,
     __nv_bfloat16* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     long long M,
     long long K,
     long long N) {
@@ -3966,12 +3966,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&a_tma);
-        ima_tma_prefetch(&b_tma);
+        ima_tma_prefetch(&ima_tensor_map_a);
+        ima_tma_prefetch(&ima_tensor_map_b);
     }
-    run<long long, false>(ima_kernel_gemm_tma_bf16::a_t<long long, false>{a, a_s0, a_s1, M, K, &a_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_tma_bf16::b_t<long long, false>{b, b_s0, b_s1, K, N, &b_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gemm_tma_bf16::c_t<long long, false>{c, c_s0, c_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gemm_tma_bf16::ima_accessor_a<long long, false>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_tensor_map_a, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_bf16::ima_accessor_b<long long, false>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_tensor_map_b, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gemm_tma_bf16::ima_accessor_c<long long, false>{c, ima_stride_c_0, ima_stride_c_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -3980,16 +3980,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64(
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
     const __nv_bfloat16* __restrict__ a,
-    int a_s0,
-    int a_s1,
-    const __grid_constant__ ImaTensorMap a_tma,
+    int ima_stride_a_0,
+    int ima_stride_a_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_a,
     const __nv_bfloat16* __restrict__ b,
-    int b_s0,
-    int b_s1,
-    const __grid_constant__ ImaTensorMap b_tma,
+    int ima_stride_b_0,
+    int ima_stride_b_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_b,
     __nv_bfloat16* __restrict__ c,
-    int c_s0,
-    int c_s1,
+    int ima_stride_c_0,
+    int ima_stride_c_1,
     int M,
     int K,
     int N,
@@ -4008,14 +4008,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&a_tma);
-        ima_tma_prefetch(&b_tma);
+        ima_tma_prefetch(&ima_tensor_map_a);
+        ima_tma_prefetch(&ima_tensor_map_b);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gemm_tma_bf16::a_t<int, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_kernel_gemm_tma_bf16::b_t<int, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_kernel_gemm_tma_bf16::c_t<int, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gemm_tma_bf16::ima_accessor_a<int, true>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_tensor_map_a, &ima_pending},
+        ima_kernel_gemm_tma_bf16::ima_accessor_b<int, true>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_tensor_map_b, &ima_pending},
+        ima_kernel_gemm_tma_bf16::ima_accessor_c<int, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -4053,16 +4053,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
     const __nv_bfloat16* __restrict__ a,
-    long long a_s0,
-    long long a_s1,
-    const __grid_constant__ ImaTensorMap a_tma,
+    long long ima_stride_a_0,
+    long long ima_stride_a_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_a,
     const __nv_bfloat16* __restrict__ b,
-    long long b_s0,
-    long long b_s1,
-    const __grid_constant__ ImaTensorMap b_tma,
+    long long ima_stride_b_0,
+    long long ima_stride_b_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_b,
     __nv_bfloat16* __restrict__ c,
-    long long c_s0,
-    long long c_s1,
+    long long ima_stride_c_0,
+    long long ima_stride_c_1,
     long long M,
     long long K,
     long long N,
@@ -4081,14 +4081,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gemm_tma_bf16_i64_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&a_tma);
-        ima_tma_prefetch(&b_tma);
+        ima_tma_prefetch(&ima_tensor_map_a);
+        ima_tma_prefetch(&ima_tensor_map_b);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gemm_tma_bf16::a_t<long long, true>{a, a_s0, a_s1, M, K, &a_tma, &ima_pending},
-        ima_kernel_gemm_tma_bf16::b_t<long long, true>{b, b_s0, b_s1, K, N, &b_tma, &ima_pending},
-        ima_kernel_gemm_tma_bf16::c_t<long long, true>{c, c_s0, c_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gemm_tma_bf16::ima_accessor_a<long long, true>{a, ima_stride_a_0, ima_stride_a_1, M, K, &ima_tensor_map_a, &ima_pending},
+        ima_kernel_gemm_tma_bf16::ima_accessor_b<long long, true>{b, ima_stride_b_0, ima_stride_b_1, K, N, &ima_tensor_map_b, &ima_pending},
+        ima_kernel_gemm_tma_bf16::ima_accessor_c<long long, true>{c, ima_stride_c_0, ima_stride_c_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -4144,7 +4144,7 @@ namespace ima_kernel_attn_scores_tma {
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -4234,7 +4234,7 @@ struct q_t {
 
 // in k: f16[B, H, T, D]
 template <typename I, bool IMA_CHECKED>
-struct k_t {
+struct ima_accessor_k {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -4324,7 +4324,7 @@ struct k_t {
 
 // out o: f16[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct o_t {
+struct ima_accessor_o {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -4486,7 +4486,7 @@ struct o_t {
 // Stages of the block's rows of q and of a tile of k: [stage, row, d].
 // shared qs: f16[3, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct qs_t {
+struct ima_accessor_qs {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -4557,7 +4557,7 @@ struct qs_t {
 
 // shared ks: f16[3, 256, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct ks_t {
+struct ima_accessor_ks {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -4629,7 +4629,7 @@ struct ks_t {
 // Each consumer's scores on their way out, [consumer, row, t].
 // shared os: f16[2, 64, 256], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct os_t {
+struct ima_accessor_os {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -4699,19 +4699,19 @@ struct os_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
     const I D,
     const I T,
     const float scale,
-    const qs_t<I, IMA_CHECKED> qs,
-    const ks_t<I, IMA_CHECKED> ks,
-    const os_t<I, IMA_CHECKED> os) {
+    const ima_accessor_qs<I, IMA_CHECKED> qs,
+    const ima_accessor_ks<I, IMA_CHECKED> ks,
+    const ima_accessor_os<I, IMA_CHECKED> os) {
 #line 104 "specs/gemm_tma.ima"
 
         // D = 0: every score is the empty sum, 0, and there are no steps to write it.
@@ -4774,10 +4774,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -4792,35 +4792,35 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem_base[];
     unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
+    const ima_accessor_qs<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 128, 64, ima_recorder};
     ima_smem_off = (ima_smem_off + 3 * 128 * 64 * I(sizeof(__half)) + 1023) / 1024 * 1024;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 256, 64, ima_recorder};
+    const ima_accessor_ks<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 256, 64, ima_recorder};
     ima_smem_off = (ima_smem_off + 3 * 256 * 64 * I(sizeof(__half)) + 1023) / 1024 * 1024;
-    const os_t<I, IMA_CHECKED> os{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 2, 64, 256, ima_recorder};
-    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks, os);
+    const ima_accessor_os<I, IMA_CHECKED> os{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 2, 64, 256, ima_recorder};
+    ima_body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks, os);
 }
 
 }  // namespace ima_kernel_attn_scores_tma
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
-    const __grid_constant__ ImaTensorMap q_tma,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_q,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
-    const __grid_constant__ ImaTensorMap k_tma,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_k,
     __half* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
-    const __grid_constant__ ImaTensorMap o_tma,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_o,
     int B,
     int H,
     int S,
@@ -4841,13 +4841,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&q_tma);
-        ima_tma_prefetch(&k_tma);
-        ima_tma_prefetch(&o_tma);
+        ima_tma_prefetch(&ima_tensor_map_q);
+        ima_tma_prefetch(&ima_tensor_map_k);
+        ima_tma_prefetch(&ima_tensor_map_o);
     }
-    run<int, false>(ima_kernel_attn_scores_tma::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tma::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tma::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_attn_scores_tma::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_tensor_map_q, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma::ima_accessor_k<int, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_tensor_map_k, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma::ima_accessor_o<int, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_tensor_map_o, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -4859,23 +4859,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32(
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
-    const __grid_constant__ ImaTensorMap q_tma,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_q,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
-    const __grid_constant__ ImaTensorMap k_tma,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_k,
     __half* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
-    const __grid_constant__ ImaTensorMap o_tma,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_o,
     long long B,
     long long H,
     long long S,
@@ -4896,13 +4896,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&q_tma);
-        ima_tma_prefetch(&k_tma);
-        ima_tma_prefetch(&o_tma);
+        ima_tma_prefetch(&ima_tensor_map_q);
+        ima_tma_prefetch(&ima_tensor_map_k);
+        ima_tma_prefetch(&ima_tensor_map_o);
     }
-    run<long long, false>(ima_kernel_attn_scores_tma::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tma::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tma::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_attn_scores_tma::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_tensor_map_q, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma::ima_accessor_k<long long, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_tensor_map_k, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma::ima_accessor_o<long long, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_tensor_map_o, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -4914,23 +4914,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64(
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
-    const __grid_constant__ ImaTensorMap q_tma,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_q,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
-    const __grid_constant__ ImaTensorMap k_tma,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_k,
     __half* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
-    const __grid_constant__ ImaTensorMap o_tma,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_o,
     int B,
     int H,
     int S,
@@ -4952,15 +4952,15 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&q_tma);
-        ima_tma_prefetch(&k_tma);
-        ima_tma_prefetch(&o_tma);
+        ima_tma_prefetch(&ima_tensor_map_q);
+        ima_tma_prefetch(&ima_tensor_map_k);
+        ima_tma_prefetch(&ima_tensor_map_o);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores_tma::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_kernel_attn_scores_tma::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_kernel_attn_scores_tma::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
+    ima_run<int, true>(ima_kernel_attn_scores_tma::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_tensor_map_q, &ima_pending},
+        ima_kernel_attn_scores_tma::ima_accessor_k<int, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_tensor_map_k, &ima_pending},
+        ima_kernel_attn_scores_tma::ima_accessor_o<int, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_tensor_map_o, &ima_pending},
         B,
         H,
         S,
@@ -5012,23 +5012,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i32_checked
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
-    const __grid_constant__ ImaTensorMap q_tma,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_q,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
-    const __grid_constant__ ImaTensorMap k_tma,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_k,
     __half* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
-    const __grid_constant__ ImaTensorMap o_tma,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_o,
     long long B,
     long long H,
     long long S,
@@ -5050,15 +5050,15 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_i64_checked
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&q_tma);
-        ima_tma_prefetch(&k_tma);
-        ima_tma_prefetch(&o_tma);
+        ima_tma_prefetch(&ima_tensor_map_q);
+        ima_tma_prefetch(&ima_tensor_map_k);
+        ima_tma_prefetch(&ima_tensor_map_o);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores_tma::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_kernel_attn_scores_tma::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_kernel_attn_scores_tma::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &o_tma, &ima_pending},
+    ima_run<long long, true>(ima_kernel_attn_scores_tma::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_tensor_map_q, &ima_pending},
+        ima_kernel_attn_scores_tma::ima_accessor_k<long long, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_tensor_map_k, &ima_pending},
+        ima_kernel_attn_scores_tma::ima_accessor_o<long long, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_tensor_map_o, &ima_pending},
         B,
         H,
         S,
@@ -5123,7 +5123,7 @@ namespace ima_kernel_attn_scores_tma_f32 {
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -5213,7 +5213,7 @@ struct q_t {
 
 // in k: f16[B, H, T, D]
 template <typename I, bool IMA_CHECKED>
-struct k_t {
+struct ima_accessor_k {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -5303,7 +5303,7 @@ struct k_t {
 
 // out o: f32[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct o_t {
+struct ima_accessor_o {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -5439,7 +5439,7 @@ struct o_t {
 // Stages of the block's rows of q and of a tile of k: [stage, row, d].
 // shared qs: f16[4, 128, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct qs_t {
+struct ima_accessor_qs {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -5510,7 +5510,7 @@ struct qs_t {
 
 // shared ks: f16[4, 256, 64], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct ks_t {
+struct ima_accessor_ks {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -5580,18 +5580,18 @@ struct ks_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
     const I D,
     const I T,
     const float scale,
-    const qs_t<I, IMA_CHECKED> qs,
-    const ks_t<I, IMA_CHECKED> ks) {
+    const ima_accessor_qs<I, IMA_CHECKED> qs,
+    const ima_accessor_ks<I, IMA_CHECKED> ks) {
 #line 173 "specs/gemm_tma.ima"
 
         // D = 0: every score is the empty sum, 0, and there are no steps to write it.
@@ -5646,10 +5646,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -5664,32 +5664,32 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem_base[];
     unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 64, ima_recorder};
+    const ima_accessor_qs<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 128, 64, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 128 * 64 * I(sizeof(__half)) + 1023) / 1024 * 1024;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 256, 64, ima_recorder};
-    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
+    const ima_accessor_ks<I, IMA_CHECKED> ks{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 256, 64, ima_recorder};
+    ima_body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
 }  // namespace ima_kernel_attn_scores_tma_f32
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
-    const __grid_constant__ ImaTensorMap q_tma,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_q,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
-    const __grid_constant__ ImaTensorMap k_tma,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_k,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -5710,12 +5710,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&q_tma);
-        ima_tma_prefetch(&k_tma);
+        ima_tma_prefetch(&ima_tensor_map_q);
+        ima_tma_prefetch(&ima_tensor_map_k);
     }
-    run<int, false>(ima_kernel_attn_scores_tma_f32::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tma_f32::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tma_f32::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_attn_scores_tma_f32::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_tensor_map_q, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma_f32::ima_accessor_k<int, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_tensor_map_k, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma_f32::ima_accessor_o<int, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -5727,22 +5727,22 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32(
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
-    const __grid_constant__ ImaTensorMap q_tma,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_q,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
-    const __grid_constant__ ImaTensorMap k_tma,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_k,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -5763,12 +5763,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&q_tma);
-        ima_tma_prefetch(&k_tma);
+        ima_tma_prefetch(&ima_tensor_map_q);
+        ima_tma_prefetch(&ima_tensor_map_k);
     }
-    run<long long, false>(ima_kernel_attn_scores_tma_f32::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tma_f32::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tma_f32::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_attn_scores_tma_f32::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_tensor_map_q, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma_f32::ima_accessor_k<long long, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_tensor_map_k, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tma_f32::ima_accessor_o<long long, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -5780,22 +5780,22 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64(
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_checked(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
-    const __grid_constant__ ImaTensorMap q_tma,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_q,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
-    const __grid_constant__ ImaTensorMap k_tma,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_k,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -5817,14 +5817,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_che
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&q_tma);
-        ima_tma_prefetch(&k_tma);
+        ima_tma_prefetch(&ima_tensor_map_q);
+        ima_tma_prefetch(&ima_tensor_map_k);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores_tma_f32::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_kernel_attn_scores_tma_f32::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_kernel_attn_scores_tma_f32::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<int, true>(ima_kernel_attn_scores_tma_f32::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_tensor_map_q, &ima_pending},
+        ima_kernel_attn_scores_tma_f32::ima_accessor_k<int, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_tensor_map_k, &ima_pending},
+        ima_kernel_attn_scores_tma_f32::ima_accessor_o<int, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -5871,22 +5871,22 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i32_che
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_checked(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
-    const __grid_constant__ ImaTensorMap q_tma,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_q,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
-    const __grid_constant__ ImaTensorMap k_tma,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_k,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -5908,14 +5908,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_tma_f32_i64_che
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&q_tma);
-        ima_tma_prefetch(&k_tma);
+        ima_tma_prefetch(&ima_tensor_map_q);
+        ima_tma_prefetch(&ima_tensor_map_k);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores_tma_f32::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &q_tma, &ima_pending},
-        ima_kernel_attn_scores_tma_f32::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &k_tma, &ima_pending},
-        ima_kernel_attn_scores_tma_f32::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<long long, true>(ima_kernel_attn_scores_tma_f32::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_tensor_map_q, &ima_pending},
+        ima_kernel_attn_scores_tma_f32::ima_accessor_k<long long, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_tensor_map_k, &ima_pending},
+        ima_kernel_attn_scores_tma_f32::ima_accessor_o<long long, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -5991,7 +5991,7 @@ namespace ima_kernel_gptq_gemm_tma {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6082,7 +6082,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -6385,7 +6385,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -6576,7 +6576,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -6827,7 +6827,7 @@ struct w_t {
 // x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
 // out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6964,7 +6964,7 @@ struct y_t {
 // zeros (`tma_load`'s layout).
 // shared ws: i32[4, 80, 32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct ws_t {
+struct ima_accessor_ws {
     int* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -7036,7 +7036,7 @@ struct ws_t {
 // Stages of x's tiles: [stage, 16 rows of x, row, 512 columns of K].
 // shared xs: f16[4, 2, 16, 512], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct xs_t {
+struct ima_accessor_xs {
     __half* p;
     I d0, d1, d2, d3;
     ImaRec<IMA_CHECKED> rec;
@@ -7109,7 +7109,7 @@ struct xs_t {
 // warp's 16-byte stores fall in distinct banks.
 // shared part: f32[8, 32, 36], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -7160,18 +7160,18 @@ struct part_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
     const I G,
     const I NY,
-    const ws_t<I, IMA_CHECKED> ws,
-    const xs_t<I, IMA_CHECKED> xs,
-    const part_t<I, IMA_CHECKED> part) {
+    const ima_accessor_ws<I, IMA_CHECKED> ws,
+    const ima_accessor_xs<I, IMA_CHECKED> xs,
+    const ima_accessor_part<I, IMA_CHECKED> part) {
 #line 255 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(512)), strips = ima_ceil_div(N, I(32));
@@ -7289,10 +7289,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -7306,36 +7306,36 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem_base[];
     unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
     I ima_smem_off = 0;
-    const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 80, 32, ima_recorder};
+    const ima_accessor_ws<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 80, 32, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 80 * 32 * I(sizeof(int)) + 1023) / 1024 * 1024;
-    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 16, 512, ima_recorder};
+    const ima_accessor_xs<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 16, 512, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 2 * 16 * 512 * I(sizeof(__half)) + 15) / 16 * 16;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 36, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, ws, xs, part);
+    const ima_accessor_part<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 32, 36, ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, ws, xs, part);
 }
 
 }  // namespace ima_kernel_gptq_gemm_tma
 
 extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -7357,14 +7357,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
-    run<int, false>(ima_kernel_gptq_gemm_tma::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_tma::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_tma::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_gemm_tma::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_tma::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_tma::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -7375,24 +7375,24 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32(
 
 extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -7414,14 +7414,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
-    run<long long, false>(ima_kernel_gptq_gemm_tma::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_tma::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_tma::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_gemm_tma::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_tma::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_tma::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -7432,24 +7432,24 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64(
 
 extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -7472,16 +7472,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemm_tma::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_tma::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_tma::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_gemm_tma::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, &ima_pending},
+        ima_kernel_gptq_gemm_tma::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, &ima_pending},
+        ima_kernel_gptq_gemm_tma::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -7527,24 +7527,24 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -7567,16 +7567,16 @@ extern "C" __global__ void __launch_bounds__(384, 1) gptq_gemm_tma_i64_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemm_tma::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_tma::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_tma::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_gemm_tma::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, &ima_pending},
+        ima_kernel_gptq_gemm_tma::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, &ima_pending},
+        ima_kernel_gptq_gemm_tma::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -7654,7 +7654,7 @@ namespace ima_kernel_gptq_gemm_wg {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -7745,7 +7745,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -8048,7 +8048,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -8239,7 +8239,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -8492,7 +8492,7 @@ struct w_t {
 // is read in each launch.
 // inout part: f32[BLOCKS, 3, 8, 128, 4]
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* __restrict__ p;
     I s0, s1, s2, s3, s4;
     I e0, e1, e2, e3, e4;
@@ -8631,7 +8631,7 @@ struct part_t {
 // and the block that waits for it stops.
 // inout arrivals: i32[ceil(M / 64), ceil(N / 64)]
 template <typename I, bool IMA_CHECKED>
-struct arrivals_t {
+struct ima_accessor_arrivals {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -8696,7 +8696,7 @@ struct arrivals_t {
 // x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
 // out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -8833,7 +8833,7 @@ struct y_t {
 // zeros (`tma_load`'s layout), 40 rows (a multiple of 8).
 // shared ws: i32[3, 40, 192], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct ws_t {
+struct ima_accessor_ws {
     int* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -8905,7 +8905,7 @@ struct ws_t {
 // Stages of x's tile: [stage, 64 rows of x, 256 columns of K].
 // shared xs: f16[3, 64, 256], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct xs_t {
+struct ima_accessor_xs {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -8975,19 +8975,19 @@ struct xs_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const part_t<I, IMA_CHECKED> part,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_part<I, IMA_CHECKED> part,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
     const I G,
     const I NY,
-    const ws_t<I, IMA_CHECKED> ws,
-    const xs_t<I, IMA_CHECKED> xs) {
+    const ima_accessor_ws<I, IMA_CHECKED> ws,
+    const ima_accessor_xs<I, IMA_CHECKED> xs) {
 #line 409 "specs/gemm_tma.ima"
 
         const I KS = ima_ceil_div(K, I(256)), NS = ima_ceil_div(N, I(192));
@@ -9138,12 +9138,12 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const part_t<I, IMA_CHECKED> part,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_part<I, IMA_CHECKED> part,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -9157,43 +9157,43 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem_base[];
     unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
     I ima_smem_off = 0;
-    const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 3, 40, 192, ima_recorder};
+    const ima_accessor_ws<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 3, 40, 192, ima_recorder};
     ima_smem_off = (ima_smem_off + 3 * 40 * 192 * I(sizeof(int)) + 1023) / 1024 * 1024;
-    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 64, 256, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
+    const ima_accessor_xs<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 3, 64, 256, ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
 }
 
 }  // namespace ima_kernel_gptq_gemm_wg
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    int part_s0,
-    int part_s1,
-    int part_s2,
-    int part_s3,
-    int part_s4,
+    int ima_stride_part_0,
+    int ima_stride_part_1,
+    int ima_stride_part_2,
+    int ima_stride_part_3,
+    int ima_stride_part_4,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -9215,16 +9215,16 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
-    run<int, false>(ima_kernel_gptq_gemm_wg::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_gemm_wg::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::ima_accessor_part<int, false>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 8, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::ima_accessor_arrivals<int, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -9235,33 +9235,33 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32(
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    long long part_s0,
-    long long part_s1,
-    long long part_s2,
-    long long part_s3,
-    long long part_s4,
+    long long ima_stride_part_0,
+    long long ima_stride_part_1,
+    long long ima_stride_part_2,
+    long long ima_stride_part_3,
+    long long ima_stride_part_4,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -9283,16 +9283,16 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
-    run<long long, false>(ima_kernel_gptq_gemm_wg::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_gemm_wg::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::ima_accessor_part<long long, false>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 8, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::ima_accessor_arrivals<long long, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -9303,33 +9303,33 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64(
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    int part_s0,
-    int part_s1,
-    int part_s2,
-    int part_s3,
-    int part_s4,
+    int ima_stride_part_0,
+    int ima_stride_part_1,
+    int ima_stride_part_2,
+    int ima_stride_part_3,
+    int ima_stride_part_4,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -9352,18 +9352,18 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemm_wg::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_gemm_wg::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, &ima_pending},
+        ima_kernel_gptq_gemm_wg::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, &ima_pending},
+        ima_kernel_gptq_gemm_wg::ima_accessor_part<int, true>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 8, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg::ima_accessor_arrivals<int, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -9414,33 +9414,33 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    long long part_s0,
-    long long part_s1,
-    long long part_s2,
-    long long part_s3,
-    long long part_s4,
+    long long ima_stride_part_0,
+    long long ima_stride_part_1,
+    long long ima_stride_part_2,
+    long long ima_stride_part_3,
+    long long ima_stride_part_4,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -9463,18 +9463,18 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg_i64_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemm_wg::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 8, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_gemm_wg::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, &ima_pending},
+        ima_kernel_gptq_gemm_wg::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, &ima_pending},
+        ima_kernel_gptq_gemm_wg::ima_accessor_part<long long, true>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 8, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg::ima_accessor_arrivals<long long, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -9549,7 +9549,7 @@ namespace ima_kernel_gptq_gemm_wg16 {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -9640,7 +9640,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -9943,7 +9943,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -10134,7 +10134,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -10387,7 +10387,7 @@ struct w_t {
 // is read in each launch.
 // inout part: f32[BLOCKS, 3, 2, 128, 4]
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* __restrict__ p;
     I s0, s1, s2, s3, s4;
     I e0, e1, e2, e3, e4;
@@ -10524,7 +10524,7 @@ struct part_t {
 // after it (gptq_gemm_wg's).
 // inout arrivals: i32[ceil(M / 64), ceil(N / 64)]
 template <typename I, bool IMA_CHECKED>
-struct arrivals_t {
+struct ima_accessor_arrivals {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -10589,7 +10589,7 @@ struct arrivals_t {
 // x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
 // out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -10725,7 +10725,7 @@ struct y_t {
 // Stages of W's tile, as gptq_gemm_wg's.
 // shared ws: i32[5, 40, 192], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct ws_t {
+struct ima_accessor_ws {
     int* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -10797,7 +10797,7 @@ struct ws_t {
 // Stages of x's tile: [stage, 16 rows of x, 256 columns of K].
 // shared xs: f16[5, 16, 256], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct xs_t {
+struct ima_accessor_xs {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -10867,19 +10867,19 @@ struct xs_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const part_t<I, IMA_CHECKED> part,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_part<I, IMA_CHECKED> part,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
     const I G,
     const I NY,
-    const ws_t<I, IMA_CHECKED> ws,
-    const xs_t<I, IMA_CHECKED> xs) {
+    const ima_accessor_ws<I, IMA_CHECKED> ws,
+    const ima_accessor_xs<I, IMA_CHECKED> xs) {
 #line 585 "specs/gemm_tma.ima"
 
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
@@ -10889,12 +10889,12 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const part_t<I, IMA_CHECKED> part,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_part<I, IMA_CHECKED> part,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -10908,43 +10908,43 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem_base[];
     unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
     I ima_smem_off = 0;
-    const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 5, 40, 192, ima_recorder};
+    const ima_accessor_ws<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 5, 40, 192, ima_recorder};
     ima_smem_off = (ima_smem_off + 5 * 40 * 192 * I(sizeof(int)) + 1023) / 1024 * 1024;
-    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 5, 16, 256, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
+    const ima_accessor_xs<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 5, 16, 256, ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs);
 }
 
 }  // namespace ima_kernel_gptq_gemm_wg16
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    int part_s0,
-    int part_s1,
-    int part_s2,
-    int part_s3,
-    int part_s4,
+    int ima_stride_part_0,
+    int ima_stride_part_1,
+    int ima_stride_part_2,
+    int ima_stride_part_3,
+    int ima_stride_part_4,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -10966,16 +10966,16 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
-    run<int, false>(ima_kernel_gptq_gemm_wg16::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg16::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg16::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg16::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg16::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_gemm_wg16::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_part<int, false>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 2, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_arrivals<int, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -10986,33 +10986,33 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32(
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    long long part_s0,
-    long long part_s1,
-    long long part_s2,
-    long long part_s3,
-    long long part_s4,
+    long long ima_stride_part_0,
+    long long ima_stride_part_1,
+    long long ima_stride_part_2,
+    long long ima_stride_part_3,
+    long long ima_stride_part_4,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -11034,16 +11034,16 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
-    run<long long, false>(ima_kernel_gptq_gemm_wg16::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg16::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg16::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg16::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg16::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_gemm_wg16::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_part<long long, false>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 2, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_arrivals<long long, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -11054,33 +11054,33 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64(
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    int part_s0,
-    int part_s1,
-    int part_s2,
-    int part_s3,
-    int part_s4,
+    int ima_stride_part_0,
+    int ima_stride_part_1,
+    int ima_stride_part_2,
+    int ima_stride_part_3,
+    int ima_stride_part_4,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -11103,18 +11103,18 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_gemm_wg16::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg16::y_t<int, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_gemm_wg16::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_part<int, true>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 2, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_arrivals<int, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -11165,33 +11165,33 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    long long part_s0,
-    long long part_s1,
-    long long part_s2,
-    long long part_s3,
-    long long part_s4,
+    long long ima_stride_part_0,
+    long long ima_stride_part_1,
+    long long ima_stride_part_2,
+    long long ima_stride_part_3,
+    long long ima_stride_part_4,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -11214,18 +11214,18 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg16_i64_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_gemm_wg16::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 2, 128, 4, &ima_pending},
-        ima_kernel_gptq_gemm_wg16::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
-        ima_kernel_gptq_gemm_wg16::y_t<long long, true>{y, y_s0, y_s1, M, NY, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_gemm_wg16::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_part<long long, true>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 2, 128, 4, &ima_pending},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_arrivals<long long, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), &ima_pending},
+        ima_kernel_gptq_gemm_wg16::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, &ima_pending},
         M,
         K,
         N,
@@ -11293,7 +11293,7 @@ namespace ima_kernel_gptq_gemm_wg32 {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* p;
     I s0, s1;
     I e0, e1;
@@ -11387,7 +11387,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -11690,7 +11690,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -11881,7 +11881,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -12134,7 +12134,7 @@ struct w_t {
 // is read in each launch.
 // inout part: f32[BLOCKS, 3, 4, 128, 4]
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* __restrict__ p;
     I s0, s1, s2, s3, s4;
     I e0, e1, e2, e3, e4;
@@ -12271,7 +12271,7 @@ struct part_t {
 // after it (gptq_gemm_wg's).
 // inout arrivals: i32[ceil(M / 64), ceil(N / 64)]
 template <typename I, bool IMA_CHECKED>
-struct arrivals_t {
+struct ima_accessor_arrivals {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -12336,7 +12336,7 @@ struct arrivals_t {
 // x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
 // out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -12472,7 +12472,7 @@ struct y_t {
 // Stages of W's tile, as gptq_gemm_wg's.
 // shared ws: i32[4, 40, 192], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct ws_t {
+struct ima_accessor_ws {
     int* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -12544,7 +12544,7 @@ struct ws_t {
 // Stages of x's tile: [stage, 32 rows of x, 256 columns of K].
 // shared xs: f16[4, 32, 256], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct xs_t {
+struct ima_accessor_xs {
     __half* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -12614,19 +12614,19 @@ struct xs_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const part_t<I, IMA_CHECKED> part,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_part<I, IMA_CHECKED> part,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
     const I G,
     const I NY,
-    const ws_t<I, IMA_CHECKED> ws,
-    const xs_t<I, IMA_CHECKED> xs,
+    const ima_accessor_ws<I, IMA_CHECKED> ws,
+    const ima_accessor_xs<I, IMA_CHECKED> xs,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
 #line 616 "specs/gemm_tma.ima"
 
@@ -12640,12 +12640,12 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const part_t<I, IMA_CHECKED> part,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_part<I, IMA_CHECKED> part,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -12660,43 +12660,43 @@ __device__ __forceinline__ void run(
     extern __shared__ __align__(16) unsigned char ima_smem_base[];
     unsigned char* const ima_smem = ima_smem_base + (-unsigned(__cvta_generic_to_shared(ima_smem_base)) & 1023u);
     I ima_smem_off = 0;
-    const ws_t<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 40, 192, ima_recorder};
+    const ima_accessor_ws<I, IMA_CHECKED> ws{reinterpret_cast<int*>(ima_smem + ima_smem_off), 4, 40, 192, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 40 * 192 * I(sizeof(int)) + 1023) / 1024 * 1024;
-    const xs_t<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 256, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs, ima_wait_for_inputs);
+    const ima_accessor_xs<I, IMA_CHECKED> xs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 32, 256, ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, w, part, arrivals, y, M, K, N, G, NY, ws, xs, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_gptq_gemm_wg32
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
     const __half* x,
-    int x_s0,
-    int x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    int part_s0,
-    int part_s1,
-    int part_s2,
-    int part_s3,
-    int part_s4,
+    int ima_stride_part_0,
+    int ima_stride_part_1,
+    int ima_stride_part_2,
+    int ima_stride_part_3,
+    int ima_stride_part_4,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -12718,16 +12718,16 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
-    run<int, false>(ima_kernel_gptq_gemm_wg32::x_t<int, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg32::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg32::part_t<int, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg32::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_gemm_wg32::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_part<int, false>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 4, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_arrivals<int, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -12743,33 +12743,33 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32(
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
     const __half* x,
-    long long x_s0,
-    long long x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    long long part_s0,
-    long long part_s1,
-    long long part_s2,
-    long long part_s3,
-    long long part_s4,
+    long long ima_stride_part_0,
+    long long ima_stride_part_1,
+    long long ima_stride_part_2,
+    long long ima_stride_part_3,
+    long long ima_stride_part_4,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -12791,16 +12791,16 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
-    run<long long, false>(ima_kernel_gptq_gemm_wg32::x_t<long long, false>{x, x_s0, x_s1, M, K, &x_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg32::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg32::part_t<long long, false>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemm_wg32::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_gemm_wg32::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_part<long long, false>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 4, 128, 4, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_arrivals<long long, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -12816,33 +12816,33 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64(
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
     const __half* x,
-    int x_s0,
-    int x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    int part_s0,
-    int part_s1,
-    int part_s2,
-    int part_s3,
-    int part_s4,
+    int ima_stride_part_0,
+    int ima_stride_part_1,
+    int ima_stride_part_2,
+    int ima_stride_part_3,
+    int ima_stride_part_4,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -12865,21 +12865,21 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<int, true>(ima_kernel_gptq_gemm_wg32::x_t<int, true>{x, x_s0, x_s1, M, K, &x_tma, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemm_wg32::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::part_t<int, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemm_wg32::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<int, true>(ima_kernel_gptq_gemm_wg32::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_part<int, true>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 4, 128, 4, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_arrivals<int, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
@@ -12935,33 +12935,33 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
     const __half* x,
-    long long x_s0,
-    long long x_s1,
-    const __grid_constant__ ImaTensorMap x_tma,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_x,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
-    const __grid_constant__ ImaTensorMap w_qweight_tma,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qweight,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
-    const __grid_constant__ ImaTensorMap w_qzeros_tma,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_qzeros,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
-    const __grid_constant__ ImaTensorMap w_scales_tma,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
+    const __grid_constant__ ImaTensorMap ima_tensor_map_w_scales,
     float* __restrict__ part,
-    long long part_s0,
-    long long part_s1,
-    long long part_s2,
-    long long part_s3,
-    long long part_s4,
+    long long ima_stride_part_0,
+    long long ima_stride_part_1,
+    long long ima_stride_part_2,
+    long long ima_stride_part_3,
+    long long ima_stride_part_4,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -12984,21 +12984,21 @@ extern "C" __global__ void __launch_bounds__(512, 1) gptq_gemm_wg32_i64_checked(
     // The tensor maps' descriptors asked for now, so that the first copies, issued once
     // the body has set up its barriers, do not each wait for theirs.
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        ima_tma_prefetch(&x_tma);
-        ima_tma_prefetch(&w_qweight_tma);
-        ima_tma_prefetch(&w_qzeros_tma);
-        ima_tma_prefetch(&w_scales_tma);
+        ima_tma_prefetch(&ima_tensor_map_x);
+        ima_tma_prefetch(&ima_tensor_map_w_qweight);
+        ima_tma_prefetch(&ima_tensor_map_w_qzeros);
+        ima_tma_prefetch(&ima_tensor_map_w_scales);
     }
     ImaPending ima_pending;
     ima_pending.count = 0;
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<long long, true>(ima_kernel_gptq_gemm_wg32::x_t<long long, true>{x, x_s0, x_s1, M, K, &x_tma, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemm_wg32::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &w_qweight_tma, &w_qzeros_tma, &w_scales_tma, &ima_pending},
-        ima_kernel_gptq_gemm_wg32::part_t<long long, true>{part, part_s0, part_s1, part_s2, part_s3, part_s4, 132, 3, 4, 128, 4, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemm_wg32::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemm_wg32::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<long long, true>(ima_kernel_gptq_gemm_wg32::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_tensor_map_x, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_tensor_map_w_qweight, &ima_tensor_map_w_qzeros, &ima_tensor_map_w_scales, &ima_pending},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_part<long long, true>{part, ima_stride_part_0, ima_stride_part_1, ima_stride_part_2, ima_stride_part_3, ima_stride_part_4, 132, 3, 4, 128, 4, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_arrivals<long long, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, ima_ceil_div(M, 64), ima_ceil_div(N, 64), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemm_wg32::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,

@@ -2614,7 +2614,7 @@ namespace ima_kernel_embedding {
 // Token ids.
 // in ids: i32[T]
 template <typename I, bool IMA_CHECKED>
-struct ids_t {
+struct ima_accessor_ids {
     const int* __restrict__ p;
     I s0;
     I e0;
@@ -2637,7 +2637,7 @@ struct ids_t {
 
 // in table: bf16[V, D]
 template <typename I, bool IMA_CHECKED>
-struct table_t {
+struct ima_accessor_table {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2704,7 +2704,7 @@ struct table_t {
 
 // out y: bf16[T, D]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2838,10 +2838,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const ids_t<I, IMA_CHECKED> ids,
-    const table_t<I, IMA_CHECKED> table,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_ids<I, IMA_CHECKED> ids,
+    const ima_accessor_table<I, IMA_CHECKED> table,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I T,
     const I V,
     const I D) {
@@ -2856,28 +2856,28 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const ids_t<I, IMA_CHECKED> ids,
-    const table_t<I, IMA_CHECKED> table,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_ids<I, IMA_CHECKED> ids,
+    const ima_accessor_table<I, IMA_CHECKED> table,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I T,
     const I V,
     const I D,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(ids, table, y, T, V, D);
+    ima_body<I, IMA_CHECKED>(ids, table, y, T, V, D);
 }
 
 }  // namespace ima_kernel_embedding
 
 extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
     const int* __restrict__ ids,
-    int ids_s0,
+    int ima_stride_ids_0,
     const __nv_bfloat16* __restrict__ table,
-    int table_s0,
-    int table_s1,
+    int ima_stride_table_0,
+    int ima_stride_table_1,
     __nv_bfloat16* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int T,
     int V,
     int D,
@@ -2894,9 +2894,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_embedding::ids_t<int, false>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_embedding::table_t<int, false>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_embedding::y_t<int, false>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_embedding::ima_accessor_ids<int, false>{ids, ima_stride_ids_0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::ima_accessor_table<int, false>{table, ima_stride_table_0, ima_stride_table_1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         V,
         D,
@@ -2925,13 +2925,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
     const int* __restrict__ ids,
-    long long ids_s0,
+    long long ima_stride_ids_0,
     const __nv_bfloat16* __restrict__ table,
-    long long table_s0,
-    long long table_s1,
+    long long ima_stride_table_0,
+    long long ima_stride_table_1,
     __nv_bfloat16* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long T,
     long long V,
     long long D,
@@ -2948,9 +2948,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_embedding::ids_t<long long, false>{ids, ids_s0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_embedding::table_t<long long, false>{table, table_s0, table_s1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_embedding::y_t<long long, false>{y, y_s0, y_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_embedding::ima_accessor_ids<long long, false>{ids, ima_stride_ids_0, T, 0, V, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::ima_accessor_table<long long, false>{table, ima_stride_table_0, ima_stride_table_1, V, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_embedding::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         V,
         D,
@@ -2979,13 +2979,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
     const int* __restrict__ ids,
-    int ids_s0,
+    int ima_stride_ids_0,
     const __nv_bfloat16* __restrict__ table,
-    int table_s0,
-    int table_s1,
+    int ima_stride_table_0,
+    int ima_stride_table_1,
     __nv_bfloat16* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int T,
     int V,
     int D,
@@ -3002,9 +3002,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_embedding::ids_t<int, true>{ids, ids_s0, T, 0, V, &ima_pending},
-        ima_kernel_embedding::table_t<int, true>{table, table_s0, table_s1, V, D, &ima_pending},
-        ima_kernel_embedding::y_t<int, true>{y, y_s0, y_s1, T, D, &ima_pending},
+    ima_run<int, true>(ima_kernel_embedding::ima_accessor_ids<int, true>{ids, ima_stride_ids_0, T, 0, V, &ima_pending},
+        ima_kernel_embedding::ima_accessor_table<int, true>{table, ima_stride_table_0, ima_stride_table_1, V, D, &ima_pending},
+        ima_kernel_embedding::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, T, D, &ima_pending},
         T,
         V,
         D,
@@ -3031,13 +3031,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
     const int* __restrict__ ids,
-    long long ids_s0,
+    long long ima_stride_ids_0,
     const __nv_bfloat16* __restrict__ table,
-    long long table_s0,
-    long long table_s1,
+    long long ima_stride_table_0,
+    long long ima_stride_table_1,
     __nv_bfloat16* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long T,
     long long V,
     long long D,
@@ -3054,9 +3054,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) embedding_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_embedding::ids_t<long long, true>{ids, ids_s0, T, 0, V, &ima_pending},
-        ima_kernel_embedding::table_t<long long, true>{table, table_s0, table_s1, V, D, &ima_pending},
-        ima_kernel_embedding::y_t<long long, true>{y, y_s0, y_s1, T, D, &ima_pending},
+    ima_run<long long, true>(ima_kernel_embedding::ima_accessor_ids<long long, true>{ids, ima_stride_ids_0, T, 0, V, &ima_pending},
+        ima_kernel_embedding::ima_accessor_table<long long, true>{table, ima_stride_table_0, ima_stride_table_1, V, D, &ima_pending},
+        ima_kernel_embedding::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, T, D, &ima_pending},
         T,
         V,
         D,
@@ -3094,7 +3094,7 @@ namespace ima_kernel_reshape_and_cache {
 
 // in key: f16[T, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct key_t {
+struct ima_accessor_key {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
@@ -3161,7 +3161,7 @@ struct key_t {
 
 // in value: f16[T, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct value_t {
+struct ima_accessor_value {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
@@ -3229,7 +3229,7 @@ struct value_t {
 // The cache slot of each token, or -1.
 // in slot_mapping: i64[T]
 template <typename I, bool IMA_CHECKED>
-struct slot_mapping_t {
+struct ima_accessor_slot_mapping {
     const long long* __restrict__ p;
     I s0;
     I e0;
@@ -3254,7 +3254,7 @@ struct slot_mapping_t {
 // Paged caches: NB blocks of BS token rows.
 // inout k_cache: f16[NB, BS, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct k_cache_t {
+struct ima_accessor_k_cache {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3389,7 +3389,7 @@ struct k_cache_t {
 
 // inout v_cache: f16[NB, BS, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct v_cache_t {
+struct ima_accessor_v_cache {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3523,12 +3523,12 @@ struct v_cache_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const key_t<I, IMA_CHECKED> key,
-    const value_t<I, IMA_CHECKED> value,
-    const slot_mapping_t<I, IMA_CHECKED> slot_mapping,
-    const k_cache_t<I, IMA_CHECKED> k_cache,
-    const v_cache_t<I, IMA_CHECKED> v_cache,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_key<I, IMA_CHECKED> key,
+    const ima_accessor_value<I, IMA_CHECKED> value,
+    const ima_accessor_slot_mapping<I, IMA_CHECKED> slot_mapping,
+    const ima_accessor_k_cache<I, IMA_CHECKED> k_cache,
+    const ima_accessor_v_cache<I, IMA_CHECKED> v_cache,
     const I T,
     const I HKV,
     const I D,
@@ -3550,44 +3550,44 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const key_t<I, IMA_CHECKED> key,
-    const value_t<I, IMA_CHECKED> value,
-    const slot_mapping_t<I, IMA_CHECKED> slot_mapping,
-    const k_cache_t<I, IMA_CHECKED> k_cache,
-    const v_cache_t<I, IMA_CHECKED> v_cache,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_key<I, IMA_CHECKED> key,
+    const ima_accessor_value<I, IMA_CHECKED> value,
+    const ima_accessor_slot_mapping<I, IMA_CHECKED> slot_mapping,
+    const ima_accessor_k_cache<I, IMA_CHECKED> k_cache,
+    const ima_accessor_v_cache<I, IMA_CHECKED> v_cache,
     const I T,
     const I HKV,
     const I D,
     const I NB,
     const I BS,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(key, value, slot_mapping, k_cache, v_cache, T, HKV, D, NB, BS);
+    ima_body<I, IMA_CHECKED>(key, value, slot_mapping, k_cache, v_cache, T, HKV, D, NB, BS);
 }
 
 }  // namespace ima_kernel_reshape_and_cache
 
 extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
     const __half* __restrict__ key,
-    int key_s0,
-    int key_s1,
-    int key_s2,
+    int ima_stride_key_0,
+    int ima_stride_key_1,
+    int ima_stride_key_2,
     const __half* __restrict__ value,
-    int value_s0,
-    int value_s1,
-    int value_s2,
+    int ima_stride_value_0,
+    int ima_stride_value_1,
+    int ima_stride_value_2,
     const long long* __restrict__ slot_mapping,
-    int slot_mapping_s0,
+    int ima_stride_slot_mapping_0,
     __half* __restrict__ k_cache,
-    int k_cache_s0,
-    int k_cache_s1,
-    int k_cache_s2,
-    int k_cache_s3,
+    int ima_stride_k_cache_0,
+    int ima_stride_k_cache_1,
+    int ima_stride_k_cache_2,
+    int ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    int v_cache_s0,
-    int v_cache_s1,
-    int v_cache_s2,
-    int v_cache_s3,
+    int ima_stride_v_cache_0,
+    int ima_stride_v_cache_1,
+    int ima_stride_v_cache_2,
+    int ima_stride_v_cache_3,
     int T,
     int HKV,
     int D,
@@ -3606,11 +3606,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_reshape_and_cache::key_t<int, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::value_t<int, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_reshape_and_cache::ima_accessor_key<int, false>{key, ima_stride_key_0, ima_stride_key_1, ima_stride_key_2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::ima_accessor_value<int, false>{value, ima_stride_value_0, ima_stride_value_1, ima_stride_value_2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::ima_accessor_slot_mapping<int, false>{slot_mapping, ima_stride_slot_mapping_0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::ima_accessor_k_cache<int, false>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::ima_accessor_v_cache<int, false>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         HKV,
         D,
@@ -3655,25 +3655,25 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
     const __half* __restrict__ key,
-    long long key_s0,
-    long long key_s1,
-    long long key_s2,
+    long long ima_stride_key_0,
+    long long ima_stride_key_1,
+    long long ima_stride_key_2,
     const __half* __restrict__ value,
-    long long value_s0,
-    long long value_s1,
-    long long value_s2,
+    long long ima_stride_value_0,
+    long long ima_stride_value_1,
+    long long ima_stride_value_2,
     const long long* __restrict__ slot_mapping,
-    long long slot_mapping_s0,
+    long long ima_stride_slot_mapping_0,
     __half* __restrict__ k_cache,
-    long long k_cache_s0,
-    long long k_cache_s1,
-    long long k_cache_s2,
-    long long k_cache_s3,
+    long long ima_stride_k_cache_0,
+    long long ima_stride_k_cache_1,
+    long long ima_stride_k_cache_2,
+    long long ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    long long v_cache_s0,
-    long long v_cache_s1,
-    long long v_cache_s2,
-    long long v_cache_s3,
+    long long ima_stride_v_cache_0,
+    long long ima_stride_v_cache_1,
+    long long ima_stride_v_cache_2,
+    long long ima_stride_v_cache_3,
     long long T,
     long long HKV,
     long long D,
@@ -3692,11 +3692,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_reshape_and_cache::key_t<long long, false>{key, key_s0, key_s1, key_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::value_t<long long, false>{value, value_s0, value_s1, value_s2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_reshape_and_cache::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_reshape_and_cache::ima_accessor_key<long long, false>{key, ima_stride_key_0, ima_stride_key_1, ima_stride_key_2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::ima_accessor_value<long long, false>{value, ima_stride_value_0, ima_stride_value_1, ima_stride_value_2, T, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::ima_accessor_slot_mapping<long long, false>{slot_mapping, ima_stride_slot_mapping_0, T, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::ima_accessor_k_cache<long long, false>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_reshape_and_cache::ima_accessor_v_cache<long long, false>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         HKV,
         D,
@@ -3741,25 +3741,25 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_checked(
     const __half* __restrict__ key,
-    int key_s0,
-    int key_s1,
-    int key_s2,
+    int ima_stride_key_0,
+    int ima_stride_key_1,
+    int ima_stride_key_2,
     const __half* __restrict__ value,
-    int value_s0,
-    int value_s1,
-    int value_s2,
+    int ima_stride_value_0,
+    int ima_stride_value_1,
+    int ima_stride_value_2,
     const long long* __restrict__ slot_mapping,
-    int slot_mapping_s0,
+    int ima_stride_slot_mapping_0,
     __half* __restrict__ k_cache,
-    int k_cache_s0,
-    int k_cache_s1,
-    int k_cache_s2,
-    int k_cache_s3,
+    int ima_stride_k_cache_0,
+    int ima_stride_k_cache_1,
+    int ima_stride_k_cache_2,
+    int ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    int v_cache_s0,
-    int v_cache_s1,
-    int v_cache_s2,
-    int v_cache_s3,
+    int ima_stride_v_cache_0,
+    int ima_stride_v_cache_1,
+    int ima_stride_v_cache_2,
+    int ima_stride_v_cache_3,
     int T,
     int HKV,
     int D,
@@ -3778,11 +3778,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_check
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_reshape_and_cache::key_t<int, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::value_t<int, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
-        ima_kernel_reshape_and_cache::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    ima_run<int, true>(ima_kernel_reshape_and_cache::ima_accessor_key<int, true>{key, ima_stride_key_0, ima_stride_key_1, ima_stride_key_2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::ima_accessor_value<int, true>{value, ima_stride_value_0, ima_stride_value_1, ima_stride_value_2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::ima_accessor_slot_mapping<int, true>{slot_mapping, ima_stride_slot_mapping_0, T, 0, (NB * BS), &ima_pending},
+        ima_kernel_reshape_and_cache::ima_accessor_k_cache<int, true>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::ima_accessor_v_cache<int, true>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, &ima_pending},
         T,
         HKV,
         D,
@@ -3825,25 +3825,25 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i32_check
 
 extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_checked(
     const __half* __restrict__ key,
-    long long key_s0,
-    long long key_s1,
-    long long key_s2,
+    long long ima_stride_key_0,
+    long long ima_stride_key_1,
+    long long ima_stride_key_2,
     const __half* __restrict__ value,
-    long long value_s0,
-    long long value_s1,
-    long long value_s2,
+    long long ima_stride_value_0,
+    long long ima_stride_value_1,
+    long long ima_stride_value_2,
     const long long* __restrict__ slot_mapping,
-    long long slot_mapping_s0,
+    long long ima_stride_slot_mapping_0,
     __half* __restrict__ k_cache,
-    long long k_cache_s0,
-    long long k_cache_s1,
-    long long k_cache_s2,
-    long long k_cache_s3,
+    long long ima_stride_k_cache_0,
+    long long ima_stride_k_cache_1,
+    long long ima_stride_k_cache_2,
+    long long ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    long long v_cache_s0,
-    long long v_cache_s1,
-    long long v_cache_s2,
-    long long v_cache_s3,
+    long long ima_stride_v_cache_0,
+    long long ima_stride_v_cache_1,
+    long long ima_stride_v_cache_2,
+    long long ima_stride_v_cache_3,
     long long T,
     long long HKV,
     long long D,
@@ -3862,11 +3862,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) reshape_and_cache_i64_check
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_reshape_and_cache::key_t<long long, true>{key, key_s0, key_s1, key_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::value_t<long long, true>{value, value_s0, value_s1, value_s2, T, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, T, 0, (NB * BS), &ima_pending},
-        ima_kernel_reshape_and_cache::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_reshape_and_cache::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
+    ima_run<long long, true>(ima_kernel_reshape_and_cache::ima_accessor_key<long long, true>{key, ima_stride_key_0, ima_stride_key_1, ima_stride_key_2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::ima_accessor_value<long long, true>{value, ima_stride_value_0, ima_stride_value_1, ima_stride_value_2, T, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::ima_accessor_slot_mapping<long long, true>{slot_mapping, ima_stride_slot_mapping_0, T, 0, (NB * BS), &ima_pending},
+        ima_kernel_reshape_and_cache::ima_accessor_k_cache<long long, true>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_reshape_and_cache::ima_accessor_v_cache<long long, true>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, &ima_pending},
         T,
         HKV,
         D,
@@ -3930,7 +3930,7 @@ namespace ima_kernel_moe_route {
 // The experts each token chose, or -1.
 // in topk_ids: i32[T, K]
 template <typename I, bool IMA_CHECKED>
-struct topk_ids_t {
+struct ima_accessor_topk_ids {
     const int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3954,7 +3954,7 @@ struct topk_ids_t {
 
 // out offsets: i32[num_experts + 1]
 template <typename I, bool IMA_CHECKED>
-struct offsets_t {
+struct ima_accessor_offsets {
     int* __restrict__ p;
     I s0;
     I e0;
@@ -3969,7 +3969,7 @@ struct offsets_t {
 
 // out sorted: i32[T * K]
 template <typename I, bool IMA_CHECKED>
-struct sorted_t {
+struct ima_accessor_sorted {
     int* __restrict__ p;
     I s0;
     I e0;
@@ -3985,7 +3985,7 @@ struct sorted_t {
 // Per expert: its count, then the next free place in its segment.
 // shared fill: i32[num_experts], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct fill_t {
+struct ima_accessor_fill {
     int* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -4018,7 +4018,7 @@ struct fill_t {
 // One partial sum per warp of the scan.
 // shared warp_sums: i32[32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct warp_sums_t {
+struct ima_accessor_warp_sums {
     int* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -4049,15 +4049,15 @@ struct warp_sums_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const topk_ids_t<I, IMA_CHECKED> topk_ids,
-    const offsets_t<I, IMA_CHECKED> offsets,
-    const sorted_t<I, IMA_CHECKED> sorted,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_topk_ids<I, IMA_CHECKED> topk_ids,
+    const ima_accessor_offsets<I, IMA_CHECKED> offsets,
+    const ima_accessor_sorted<I, IMA_CHECKED> sorted,
     const I T,
     const I K,
     const int num_experts,
-    const fill_t<I, IMA_CHECKED> fill,
-    const warp_sums_t<I, IMA_CHECKED> warp_sums) {
+    const ima_accessor_fill<I, IMA_CHECKED> fill,
+    const ima_accessor_warp_sums<I, IMA_CHECKED> warp_sums) {
 #line 79 "specs/index.ima"
 
         const I n = T * K;
@@ -4100,10 +4100,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const topk_ids_t<I, IMA_CHECKED> topk_ids,
-    const offsets_t<I, IMA_CHECKED> offsets,
-    const sorted_t<I, IMA_CHECKED> sorted,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_topk_ids<I, IMA_CHECKED> topk_ids,
+    const ima_accessor_offsets<I, IMA_CHECKED> offsets,
+    const ima_accessor_sorted<I, IMA_CHECKED> sorted,
     const I T,
     const I K,
     const int num_experts,
@@ -4112,22 +4112,22 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const fill_t<I, IMA_CHECKED> fill{reinterpret_cast<int*>(ima_smem + ima_smem_off), num_experts, ima_recorder};
+    const ima_accessor_fill<I, IMA_CHECKED> fill{reinterpret_cast<int*>(ima_smem + ima_smem_off), num_experts, ima_recorder};
     ima_smem_off = (ima_smem_off + num_experts * I(sizeof(int)) + 15) / 16 * 16;
-    const warp_sums_t<I, IMA_CHECKED> warp_sums{reinterpret_cast<int*>(ima_smem + ima_smem_off), 32, ima_recorder};
-    body<I, IMA_CHECKED>(topk_ids, offsets, sorted, T, K, num_experts, fill, warp_sums);
+    const ima_accessor_warp_sums<I, IMA_CHECKED> warp_sums{reinterpret_cast<int*>(ima_smem + ima_smem_off), 32, ima_recorder};
+    ima_body<I, IMA_CHECKED>(topk_ids, offsets, sorted, T, K, num_experts, fill, warp_sums);
 }
 
 }  // namespace ima_kernel_moe_route
 
 extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
     const int* __restrict__ topk_ids,
-    int topk_ids_s0,
-    int topk_ids_s1,
+    int ima_stride_topk_ids_0,
+    int ima_stride_topk_ids_1,
     int* __restrict__ offsets,
-    int offsets_s0,
+    int ima_stride_offsets_0,
     int* __restrict__ sorted,
-    int sorted_s0,
+    int ima_stride_sorted_0,
     int T,
     int K,
     int num_experts,
@@ -4141,9 +4141,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_moe_route::topk_ids_t<int, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_moe_route::offsets_t<int, false>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_moe_route::sorted_t<int, false>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_moe_route::ima_accessor_topk_ids<int, false>{topk_ids, ima_stride_topk_ids_0, ima_stride_topk_ids_1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::ima_accessor_offsets<int, false>{offsets, ima_stride_offsets_0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::ima_accessor_sorted<int, false>{sorted, ima_stride_sorted_0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
         T,
         K,
         num_experts,
@@ -4177,12 +4177,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32(
 
 extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
     const int* __restrict__ topk_ids,
-    long long topk_ids_s0,
-    long long topk_ids_s1,
+    long long ima_stride_topk_ids_0,
+    long long ima_stride_topk_ids_1,
     int* __restrict__ offsets,
-    long long offsets_s0,
+    long long ima_stride_offsets_0,
     int* __restrict__ sorted,
-    long long sorted_s0,
+    long long ima_stride_sorted_0,
     long long T,
     long long K,
     int num_experts,
@@ -4196,9 +4196,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_moe_route::topk_ids_t<long long, false>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_moe_route::offsets_t<long long, false>{offsets, offsets_s0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_moe_route::sorted_t<long long, false>{sorted, sorted_s0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_moe_route::ima_accessor_topk_ids<long long, false>{topk_ids, ima_stride_topk_ids_0, ima_stride_topk_ids_1, T, K, 0, num_experts, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::ima_accessor_offsets<long long, false>{offsets, ima_stride_offsets_0, (num_experts + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_moe_route::ima_accessor_sorted<long long, false>{sorted, ima_stride_sorted_0, (T * K), ImaRecorder{&ima_violations, &ima_pending}},
         T,
         K,
         num_experts,
@@ -4232,12 +4232,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64(
 
 extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
     const int* __restrict__ topk_ids,
-    int topk_ids_s0,
-    int topk_ids_s1,
+    int ima_stride_topk_ids_0,
+    int ima_stride_topk_ids_1,
     int* __restrict__ offsets,
-    int offsets_s0,
+    int ima_stride_offsets_0,
     int* __restrict__ sorted,
-    int sorted_s0,
+    int ima_stride_sorted_0,
     int T,
     int K,
     int num_experts,
@@ -4251,9 +4251,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_moe_route::topk_ids_t<int, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
-        ima_kernel_moe_route::offsets_t<int, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
-        ima_kernel_moe_route::sorted_t<int, true>{sorted, sorted_s0, (T * K), &ima_pending},
+    ima_run<int, true>(ima_kernel_moe_route::ima_accessor_topk_ids<int, true>{topk_ids, ima_stride_topk_ids_0, ima_stride_topk_ids_1, T, K, 0, num_experts, &ima_pending},
+        ima_kernel_moe_route::ima_accessor_offsets<int, true>{offsets, ima_stride_offsets_0, (num_experts + 1), &ima_pending},
+        ima_kernel_moe_route::ima_accessor_sorted<int, true>{sorted, ima_stride_sorted_0, (T * K), &ima_pending},
         T,
         K,
         num_experts,
@@ -4285,12 +4285,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
     const int* __restrict__ topk_ids,
-    long long topk_ids_s0,
-    long long topk_ids_s1,
+    long long ima_stride_topk_ids_0,
+    long long ima_stride_topk_ids_1,
     int* __restrict__ offsets,
-    long long offsets_s0,
+    long long ima_stride_offsets_0,
     int* __restrict__ sorted,
-    long long sorted_s0,
+    long long ima_stride_sorted_0,
     long long T,
     long long K,
     int num_experts,
@@ -4304,9 +4304,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) moe_route_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_moe_route::topk_ids_t<long long, true>{topk_ids, topk_ids_s0, topk_ids_s1, T, K, 0, num_experts, &ima_pending},
-        ima_kernel_moe_route::offsets_t<long long, true>{offsets, offsets_s0, (num_experts + 1), &ima_pending},
-        ima_kernel_moe_route::sorted_t<long long, true>{sorted, sorted_s0, (T * K), &ima_pending},
+    ima_run<long long, true>(ima_kernel_moe_route::ima_accessor_topk_ids<long long, true>{topk_ids, ima_stride_topk_ids_0, ima_stride_topk_ids_1, T, K, 0, num_experts, &ima_pending},
+        ima_kernel_moe_route::ima_accessor_offsets<long long, true>{offsets, ima_stride_offsets_0, (num_experts + 1), &ima_pending},
+        ima_kernel_moe_route::ima_accessor_sorted<long long, true>{sorted, ima_stride_sorted_0, (T * K), &ima_pending},
         T,
         K,
         num_experts,
@@ -4348,7 +4348,7 @@ namespace ima_kernel_mean_pool_varlen {
 
 // in x: f32[T, D]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4364,7 +4364,7 @@ struct x_t {
 // Where each sequence starts, then T: B1 - 1 sequences.
 // in cu_seqlens: i32[B1]
 template <typename I, bool IMA_CHECKED>
-struct cu_seqlens_t {
+struct ima_accessor_cu_seqlens {
     const int* __restrict__ p;
     I s0;
     I e0;
@@ -4431,7 +4431,7 @@ struct cu_seqlens_t {
 
 // out y: f32[B1 - 1, D]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4494,10 +4494,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const cu_seqlens_t<I, IMA_CHECKED> cu_seqlens,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_cu_seqlens<I, IMA_CHECKED> cu_seqlens,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I T,
     const I D,
     const I B1,
@@ -4514,10 +4514,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const cu_seqlens_t<I, IMA_CHECKED> cu_seqlens,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_cu_seqlens<I, IMA_CHECKED> cu_seqlens,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I T,
     const I D,
     const I B1,
@@ -4535,7 +4535,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, cu_seqlens, y, T, D, B1, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, cu_seqlens, y, T, D, B1, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -4546,13 +4546,13 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ cu_seqlens,
-    int cu_seqlens_s0,
+    int ima_stride_cu_seqlens_0,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int T,
     int D,
     int B1,
@@ -4566,9 +4566,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_mean_pool_varlen::x_t<int, false>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_mean_pool_varlen::y_t<int, false>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_mean_pool_varlen::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::ima_accessor_cu_seqlens<int, false>{cu_seqlens, ima_stride_cu_seqlens_0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         D,
         B1,
@@ -4597,13 +4597,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ cu_seqlens,
-    long long cu_seqlens_s0,
+    long long ima_stride_cu_seqlens_0,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long T,
     long long D,
     long long B1,
@@ -4617,9 +4617,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_mean_pool_varlen::x_t<long long, false>{x, x_s0, x_s1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, false>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_mean_pool_varlen::y_t<long long, false>{y, y_s0, y_s1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_mean_pool_varlen::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, T, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::ima_accessor_cu_seqlens<long long, false>{cu_seqlens, ima_stride_cu_seqlens_0, B1, 0, (T + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_mean_pool_varlen::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, (B1 - 1), D, ImaRecorder{&ima_violations, &ima_pending}},
         T,
         D,
         B1,
@@ -4648,13 +4648,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ cu_seqlens,
-    int cu_seqlens_s0,
+    int ima_stride_cu_seqlens_0,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int T,
     int D,
     int B1,
@@ -4668,9 +4668,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checke
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_mean_pool_varlen::x_t<int, true>{x, x_s0, x_s1, T, D, &ima_pending},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<int, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
-        ima_kernel_mean_pool_varlen::y_t<int, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
+    ima_run<int, true>(ima_kernel_mean_pool_varlen::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, T, D, &ima_pending},
+        ima_kernel_mean_pool_varlen::ima_accessor_cu_seqlens<int, true>{cu_seqlens, ima_stride_cu_seqlens_0, B1, 0, (T + 1), &ima_pending},
+        ima_kernel_mean_pool_varlen::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, (B1 - 1), D, &ima_pending},
         T,
         D,
         B1,
@@ -4697,13 +4697,13 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i32_checke
 
 extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ cu_seqlens,
-    long long cu_seqlens_s0,
+    long long ima_stride_cu_seqlens_0,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long T,
     long long D,
     long long B1,
@@ -4717,9 +4717,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) mean_pool_varlen_i64_checke
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_mean_pool_varlen::x_t<long long, true>{x, x_s0, x_s1, T, D, &ima_pending},
-        ima_kernel_mean_pool_varlen::cu_seqlens_t<long long, true>{cu_seqlens, cu_seqlens_s0, B1, 0, (T + 1), &ima_pending},
-        ima_kernel_mean_pool_varlen::y_t<long long, true>{y, y_s0, y_s1, (B1 - 1), D, &ima_pending},
+    ima_run<long long, true>(ima_kernel_mean_pool_varlen::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, T, D, &ima_pending},
+        ima_kernel_mean_pool_varlen::ima_accessor_cu_seqlens<long long, true>{cu_seqlens, ima_stride_cu_seqlens_0, B1, 0, (T + 1), &ima_pending},
+        ima_kernel_mean_pool_varlen::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, (B1 - 1), D, &ima_pending},
         T,
         D,
         B1,

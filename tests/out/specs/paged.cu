@@ -2628,7 +2628,7 @@ namespace ima_kernel_paged_attn {
 // Queries of the step, one a head.
 // in q: f16[B, HQ, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
@@ -2697,7 +2697,7 @@ struct q_t {
 // row t % BS.
 // in k_cache: f16[NB, BS, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct k_cache_t {
+struct ima_accessor_k_cache {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2765,7 +2765,7 @@ struct k_cache_t {
 // Values, paged as the keys.
 // in v_cache: f16[NB, BS, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct v_cache_t {
+struct ima_accessor_v_cache {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2833,7 +2833,7 @@ struct v_cache_t {
 // Each sequence's pages; only the first ceil(seq_lens[b] / BS) entries of row b are read.
 // in block_tables: i32[B, P]
 template <typename I, bool IMA_CHECKED>
-struct block_tables_t {
+struct ima_accessor_block_tables {
     const int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2857,7 +2857,7 @@ struct block_tables_t {
 // Tokens of each sequence: at most the P * BS its row of block_tables holds.
 // in seq_lens: i32[B]
 template <typename I, bool IMA_CHECKED>
-struct seq_lens_t {
+struct ima_accessor_seq_lens {
     const int* __restrict__ p;
     I s0;
     I e0;
@@ -2881,7 +2881,7 @@ struct seq_lens_t {
 // Workspace: each partition's output, normalised by its own softmax sum.
 // out part_o: f32[B, HQ, ceil(P * BS / PART), D]
 template <typename I, bool IMA_CHECKED>
-struct part_o_t {
+struct ima_accessor_part_o {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3017,7 +3017,7 @@ struct part_o_t {
 // Workspace: each partition's log2 of the sum of 2^(score · log2 e) over its tokens.
 // out part_lse: f32[B, HQ, ceil(P * BS / PART)]
 template <typename I, bool IMA_CHECKED>
-struct part_lse_t {
+struct ima_accessor_part_lse {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
@@ -3083,7 +3083,7 @@ struct part_lse_t {
 // head: zero before a launch, and zero after it (the last partition resets it).
 // inout arrivals: i32[B, HQ]
 template <typename I, bool IMA_CHECKED>
-struct arrivals_t {
+struct ima_accessor_arrivals {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3148,7 +3148,7 @@ struct arrivals_t {
 // The attention output, one row a (sequence, query head).
 // out out: f16[B, HQ, D]
 template <typename I, bool IMA_CHECKED>
-struct out_t {
+struct ima_accessor_out {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
@@ -3286,7 +3286,7 @@ struct out_t {
 // eight rows without bank conflicts.
 // shared kv: f16[4, 2, 2, 16, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct kv_t {
+struct ima_accessor_kv {
     __half* p;
     I d0, d1, d2, d3, d4;
     ImaRec<IMA_CHECKED> rec;
@@ -3342,7 +3342,7 @@ struct kv_t {
 // accumulators) with ldmatrix.
 // shared qs: f16[8, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct qs_t {
+struct ima_accessor_qs {
     __half* p;
     I d0, d1;
     ImaRec<IMA_CHECKED> rec;
@@ -3399,7 +3399,7 @@ struct qs_t {
 // maximum and sum [0 or 1, slot, head].
 // shared red_o: f32[2, D / 16, 32, 4], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct red_o_t {
+struct ima_accessor_red_o {
     float* p;
     I d0, d1, d2, d3;
     ImaRec<IMA_CHECKED> rec;
@@ -3451,7 +3451,7 @@ struct red_o_t {
 
 // shared red_ml: f32[2, 2, 8], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct red_ml_t {
+struct ima_accessor_red_ml {
     float* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -3506,7 +3506,7 @@ struct red_ml_t {
 // cp.async and ldmatrix run measurably faster from.)
 // shared pages: i32[SPAN * PART / BS + 2], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct pages_t {
+struct ima_accessor_pages {
     int* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -3537,16 +3537,16 @@ struct pages_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const q_t<I, IMA_CHECKED> q,
-    const k_cache_t<I, IMA_CHECKED> k_cache,
-    const v_cache_t<I, IMA_CHECKED> v_cache,
-    const block_tables_t<I, IMA_CHECKED> block_tables,
-    const seq_lens_t<I, IMA_CHECKED> seq_lens,
-    const part_o_t<I, IMA_CHECKED> part_o,
-    const part_lse_t<I, IMA_CHECKED> part_lse,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const out_t<I, IMA_CHECKED> out,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k_cache<I, IMA_CHECKED> k_cache,
+    const ima_accessor_v_cache<I, IMA_CHECKED> v_cache,
+    const ima_accessor_block_tables<I, IMA_CHECKED> block_tables,
+    const ima_accessor_seq_lens<I, IMA_CHECKED> seq_lens,
+    const ima_accessor_part_o<I, IMA_CHECKED> part_o,
+    const ima_accessor_part_lse<I, IMA_CHECKED> part_lse,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_out<I, IMA_CHECKED> out,
     const I B,
     const I HQ,
     const I D,
@@ -3555,11 +3555,11 @@ __device__ __forceinline__ void body(
     const I HKV,
     const I P,
     const float scale,
-    const kv_t<I, IMA_CHECKED> kv,
-    const qs_t<I, IMA_CHECKED> qs,
-    const red_o_t<I, IMA_CHECKED> red_o,
-    const red_ml_t<I, IMA_CHECKED> red_ml,
-    const pages_t<I, IMA_CHECKED> pages) {
+    const ima_accessor_kv<I, IMA_CHECKED> kv,
+    const ima_accessor_qs<I, IMA_CHECKED> qs,
+    const ima_accessor_red_o<I, IMA_CHECKED> red_o,
+    const ima_accessor_red_ml<I, IMA_CHECKED> red_ml,
+    const ima_accessor_pages<I, IMA_CHECKED> pages) {
 #line 102 "specs/paged.ima"
 
         // ima.cuh's ima_paged_attend, which paged_attn_rope shares: the queries come from q.
@@ -3573,16 +3573,16 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const q_t<I, IMA_CHECKED> q,
-    const k_cache_t<I, IMA_CHECKED> k_cache,
-    const v_cache_t<I, IMA_CHECKED> v_cache,
-    const block_tables_t<I, IMA_CHECKED> block_tables,
-    const seq_lens_t<I, IMA_CHECKED> seq_lens,
-    const part_o_t<I, IMA_CHECKED> part_o,
-    const part_lse_t<I, IMA_CHECKED> part_lse,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const out_t<I, IMA_CHECKED> out,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k_cache<I, IMA_CHECKED> k_cache,
+    const ima_accessor_v_cache<I, IMA_CHECKED> v_cache,
+    const ima_accessor_block_tables<I, IMA_CHECKED> block_tables,
+    const ima_accessor_seq_lens<I, IMA_CHECKED> seq_lens,
+    const ima_accessor_part_o<I, IMA_CHECKED> part_o,
+    const ima_accessor_part_lse<I, IMA_CHECKED> part_lse,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_out<I, IMA_CHECKED> out,
     const I B,
     const I HQ,
     const I D,
@@ -3596,56 +3596,56 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const kv_t<I, IMA_CHECKED> kv{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 2, 16, D, ima_recorder};
+    const ima_accessor_kv<I, IMA_CHECKED> kv{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 2, 16, D, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 2 * 2 * 16 * D * I(sizeof(__half)) + 15) / 16 * 16;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 8, D, ima_recorder};
+    const ima_accessor_qs<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 8, D, ima_recorder};
     ima_smem_off = (ima_smem_off + 8 * D * I(sizeof(__half)) + 15) / 16 * 16;
-    const red_o_t<I, IMA_CHECKED> red_o{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, (D / 16), 32, 4, ima_recorder};
+    const ima_accessor_red_o<I, IMA_CHECKED> red_o{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, (D / 16), 32, 4, ima_recorder};
     ima_smem_off = (ima_smem_off + 2 * (D / 16) * 32 * 4 * I(sizeof(float)) + 15) / 16 * 16;
-    const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_recorder};
+    const ima_accessor_red_ml<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_recorder};
     ima_smem_off = (ima_smem_off + 2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
-    const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_recorder};
-    body<I, IMA_CHECKED>(q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, HQ, D, NB, BS, HKV, P, scale, kv, qs, red_o, red_ml, pages);
+    const ima_accessor_pages<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_recorder};
+    ima_body<I, IMA_CHECKED>(q, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, HQ, D, NB, BS, HKV, P, scale, kv, qs, red_o, red_ml, pages);
 }
 
 }  // namespace ima_kernel_paged_attn
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
     const __half* __restrict__ k_cache,
-    int k_cache_s0,
-    int k_cache_s1,
-    int k_cache_s2,
-    int k_cache_s3,
+    int ima_stride_k_cache_0,
+    int ima_stride_k_cache_1,
+    int ima_stride_k_cache_2,
+    int ima_stride_k_cache_3,
     const __half* __restrict__ v_cache,
-    int v_cache_s0,
-    int v_cache_s1,
-    int v_cache_s2,
-    int v_cache_s3,
+    int ima_stride_v_cache_0,
+    int ima_stride_v_cache_1,
+    int ima_stride_v_cache_2,
+    int ima_stride_v_cache_3,
     const int* __restrict__ block_tables,
-    int block_tables_s0,
-    int block_tables_s1,
+    int ima_stride_block_tables_0,
+    int ima_stride_block_tables_1,
     const int* __restrict__ seq_lens,
-    int seq_lens_s0,
+    int ima_stride_seq_lens_0,
     float* __restrict__ part_o,
-    int part_o_s0,
-    int part_o_s1,
-    int part_o_s2,
-    int part_o_s3,
+    int ima_stride_part_o_0,
+    int ima_stride_part_o_1,
+    int ima_stride_part_o_2,
+    int ima_stride_part_o_3,
     float* __restrict__ part_lse,
-    int part_lse_s0,
-    int part_lse_s1,
-    int part_lse_s2,
+    int ima_stride_part_lse_0,
+    int ima_stride_part_lse_1,
+    int ima_stride_part_lse_2,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ out,
-    int out_s0,
-    int out_s1,
-    int out_s2,
+    int ima_stride_out_0,
+    int ima_stride_out_1,
+    int ima_stride_out_2,
     int B,
     int HQ,
     int D,
@@ -3668,15 +3668,15 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_paged_attn::q_t<int, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_paged_attn::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_k_cache<int, false>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_v_cache<int, false>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_block_tables<int, false>{block_tables, ima_stride_block_tables_0, ima_stride_block_tables_1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_seq_lens<int, false>{seq_lens, ima_stride_seq_lens_0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_part_o<int, false>{part_o, ima_stride_part_o_0, ima_stride_part_o_1, ima_stride_part_o_2, ima_stride_part_o_3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_part_lse<int, false>{part_lse, ima_stride_part_lse_0, ima_stride_part_lse_1, ima_stride_part_lse_2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_arrivals<int, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_out<int, false>{out, ima_stride_out_0, ima_stride_out_1, ima_stride_out_2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         HQ,
         D,
@@ -3768,40 +3768,40 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32(
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
     const __half* __restrict__ k_cache,
-    long long k_cache_s0,
-    long long k_cache_s1,
-    long long k_cache_s2,
-    long long k_cache_s3,
+    long long ima_stride_k_cache_0,
+    long long ima_stride_k_cache_1,
+    long long ima_stride_k_cache_2,
+    long long ima_stride_k_cache_3,
     const __half* __restrict__ v_cache,
-    long long v_cache_s0,
-    long long v_cache_s1,
-    long long v_cache_s2,
-    long long v_cache_s3,
+    long long ima_stride_v_cache_0,
+    long long ima_stride_v_cache_1,
+    long long ima_stride_v_cache_2,
+    long long ima_stride_v_cache_3,
     const int* __restrict__ block_tables,
-    long long block_tables_s0,
-    long long block_tables_s1,
+    long long ima_stride_block_tables_0,
+    long long ima_stride_block_tables_1,
     const int* __restrict__ seq_lens,
-    long long seq_lens_s0,
+    long long ima_stride_seq_lens_0,
     float* __restrict__ part_o,
-    long long part_o_s0,
-    long long part_o_s1,
-    long long part_o_s2,
-    long long part_o_s3,
+    long long ima_stride_part_o_0,
+    long long ima_stride_part_o_1,
+    long long ima_stride_part_o_2,
+    long long ima_stride_part_o_3,
     float* __restrict__ part_lse,
-    long long part_lse_s0,
-    long long part_lse_s1,
-    long long part_lse_s2,
+    long long ima_stride_part_lse_0,
+    long long ima_stride_part_lse_1,
+    long long ima_stride_part_lse_2,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ out,
-    long long out_s0,
-    long long out_s1,
-    long long out_s2,
+    long long ima_stride_out_0,
+    long long ima_stride_out_1,
+    long long ima_stride_out_2,
     long long B,
     long long HQ,
     long long D,
@@ -3824,15 +3824,15 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_paged_attn::q_t<long long, false>{q, q_s0, q_s1, q_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_paged_attn::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_k_cache<long long, false>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_v_cache<long long, false>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_block_tables<long long, false>{block_tables, ima_stride_block_tables_0, ima_stride_block_tables_1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_seq_lens<long long, false>{seq_lens, ima_stride_seq_lens_0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_part_o<long long, false>{part_o, ima_stride_part_o_0, ima_stride_part_o_1, ima_stride_part_o_2, ima_stride_part_o_3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_part_lse<long long, false>{part_lse, ima_stride_part_lse_0, ima_stride_part_lse_1, ima_stride_part_lse_2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_arrivals<long long, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn::ima_accessor_out<long long, false>{out, ima_stride_out_0, ima_stride_out_1, ima_stride_out_2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         HQ,
         D,
@@ -3924,40 +3924,40 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64(
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
     const __half* __restrict__ k_cache,
-    int k_cache_s0,
-    int k_cache_s1,
-    int k_cache_s2,
-    int k_cache_s3,
+    int ima_stride_k_cache_0,
+    int ima_stride_k_cache_1,
+    int ima_stride_k_cache_2,
+    int ima_stride_k_cache_3,
     const __half* __restrict__ v_cache,
-    int v_cache_s0,
-    int v_cache_s1,
-    int v_cache_s2,
-    int v_cache_s3,
+    int ima_stride_v_cache_0,
+    int ima_stride_v_cache_1,
+    int ima_stride_v_cache_2,
+    int ima_stride_v_cache_3,
     const int* __restrict__ block_tables,
-    int block_tables_s0,
-    int block_tables_s1,
+    int ima_stride_block_tables_0,
+    int ima_stride_block_tables_1,
     const int* __restrict__ seq_lens,
-    int seq_lens_s0,
+    int ima_stride_seq_lens_0,
     float* __restrict__ part_o,
-    int part_o_s0,
-    int part_o_s1,
-    int part_o_s2,
-    int part_o_s3,
+    int ima_stride_part_o_0,
+    int ima_stride_part_o_1,
+    int ima_stride_part_o_2,
+    int ima_stride_part_o_3,
     float* __restrict__ part_lse,
-    int part_lse_s0,
-    int part_lse_s1,
-    int part_lse_s2,
+    int ima_stride_part_lse_0,
+    int ima_stride_part_lse_1,
+    int ima_stride_part_lse_2,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ out,
-    int out_s0,
-    int out_s1,
-    int out_s2,
+    int ima_stride_out_0,
+    int ima_stride_out_1,
+    int ima_stride_out_2,
     int B,
     int HQ,
     int D,
@@ -3980,15 +3980,15 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_paged_attn::q_t<int, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_paged_attn::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    ima_run<int, true>(ima_kernel_paged_attn::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_k_cache<int, true>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_v_cache<int, true>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_block_tables<int, true>{block_tables, ima_stride_block_tables_0, ima_stride_block_tables_1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_seq_lens<int, true>{seq_lens, ima_stride_seq_lens_0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_part_o<int, true>{part_o, ima_stride_part_o_0, ima_stride_part_o_1, ima_stride_part_o_2, ima_stride_part_o_3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_part_lse<int, true>{part_lse, ima_stride_part_lse_0, ima_stride_part_lse_1, ima_stride_part_lse_2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_arrivals<int, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_out<int, true>{out, ima_stride_out_0, ima_stride_out_1, ima_stride_out_2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -4078,40 +4078,40 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
     const __half* __restrict__ k_cache,
-    long long k_cache_s0,
-    long long k_cache_s1,
-    long long k_cache_s2,
-    long long k_cache_s3,
+    long long ima_stride_k_cache_0,
+    long long ima_stride_k_cache_1,
+    long long ima_stride_k_cache_2,
+    long long ima_stride_k_cache_3,
     const __half* __restrict__ v_cache,
-    long long v_cache_s0,
-    long long v_cache_s1,
-    long long v_cache_s2,
-    long long v_cache_s3,
+    long long ima_stride_v_cache_0,
+    long long ima_stride_v_cache_1,
+    long long ima_stride_v_cache_2,
+    long long ima_stride_v_cache_3,
     const int* __restrict__ block_tables,
-    long long block_tables_s0,
-    long long block_tables_s1,
+    long long ima_stride_block_tables_0,
+    long long ima_stride_block_tables_1,
     const int* __restrict__ seq_lens,
-    long long seq_lens_s0,
+    long long ima_stride_seq_lens_0,
     float* __restrict__ part_o,
-    long long part_o_s0,
-    long long part_o_s1,
-    long long part_o_s2,
-    long long part_o_s3,
+    long long ima_stride_part_o_0,
+    long long ima_stride_part_o_1,
+    long long ima_stride_part_o_2,
+    long long ima_stride_part_o_3,
     float* __restrict__ part_lse,
-    long long part_lse_s0,
-    long long part_lse_s1,
-    long long part_lse_s2,
+    long long ima_stride_part_lse_0,
+    long long ima_stride_part_lse_1,
+    long long ima_stride_part_lse_2,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ out,
-    long long out_s0,
-    long long out_s1,
-    long long out_s2,
+    long long ima_stride_out_0,
+    long long ima_stride_out_1,
+    long long ima_stride_out_2,
     long long B,
     long long HQ,
     long long D,
@@ -4134,15 +4134,15 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_i64_checked(
     __builtin_assume(D % 64 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_paged_attn::q_t<long long, true>{q, q_s0, q_s1, q_s2, B, HQ, D, &ima_pending},
-        ima_kernel_paged_attn::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
-        ima_kernel_paged_attn::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
-        ima_kernel_paged_attn::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, &ima_pending},
-        ima_kernel_paged_attn::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, &ima_pending},
+    ima_run<long long, true>(ima_kernel_paged_attn::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, B, HQ, D, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_k_cache<long long, true>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_v_cache<long long, true>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_block_tables<long long, true>{block_tables, ima_stride_block_tables_0, ima_stride_block_tables_1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_seq_lens<long long, true>{seq_lens, ima_stride_seq_lens_0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_part_o<long long, true>{part_o, ima_stride_part_o_0, ima_stride_part_o_1, ima_stride_part_o_2, ima_stride_part_o_3, B, HQ, ima_ceil_div((P * BS), 128), D, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_part_lse<long long, true>{part_lse, ima_stride_part_lse_0, ima_stride_part_lse_1, ima_stride_part_lse_2, B, HQ, ima_ceil_div((P * BS), 128), &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_arrivals<long long, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, B, HQ, &ima_pending},
+        ima_kernel_paged_attn::ima_accessor_out<long long, true>{out, ima_stride_out_0, ima_stride_out_1, ima_stride_out_2, B, HQ, D, &ima_pending},
         B,
         HQ,
         D,
@@ -4260,7 +4260,7 @@ namespace ima_kernel_paged_attn_rope {
 // then HKV value heads, D each (rope_cache's).
 // in qkv: f16[B, (HQ + 2 * HKV) * D]
 template <typename I, bool IMA_CHECKED>
-struct qkv_t {
+struct ima_accessor_qkv {
     const __half* p;
     I s0, s1;
     I e0, e1;
@@ -4329,7 +4329,7 @@ struct qkv_t {
 // argument but qkv: the step's metadata and tables, which no kernel of the step writes.
 // in positions: i64[B]
 template <typename I, bool IMA_CHECKED>
-struct positions_t {
+struct ima_accessor_positions {
     const long long* __restrict__ p;
     I s0;
     I e0;
@@ -4353,7 +4353,7 @@ struct positions_t {
 // cos (first D/2 columns) and sin (last D/2) of each position's angles (rope_cache's).
 // in cos_sin: f32[MAXPOS, D]
 template <typename I, bool IMA_CHECKED>
-struct cos_sin_t {
+struct ima_accessor_cos_sin {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4421,7 +4421,7 @@ struct cos_sin_t {
 // The cache slot of each sequence's new token, or -1.
 // in slot_mapping: i64[B]
 template <typename I, bool IMA_CHECKED>
-struct slot_mapping_t {
+struct ima_accessor_slot_mapping {
     const long long* __restrict__ p;
     I s0;
     I e0;
@@ -4449,7 +4449,7 @@ struct slot_mapping_t {
 // and writes the new token after.
 // inout k_cache: f16[NB, BS, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct k_cache_t {
+struct ima_accessor_k_cache {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -4585,7 +4585,7 @@ struct k_cache_t {
 // Values, paged as the keys.
 // inout v_cache: f16[NB, BS, HKV, D]
 template <typename I, bool IMA_CHECKED>
-struct v_cache_t {
+struct ima_accessor_v_cache {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -4721,7 +4721,7 @@ struct v_cache_t {
 // Each sequence's pages; only the first ceil(seq_lens[b] / BS) entries of row b are read.
 // in block_tables: i32[B, P]
 template <typename I, bool IMA_CHECKED>
-struct block_tables_t {
+struct ima_accessor_block_tables {
     const int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4745,7 +4745,7 @@ struct block_tables_t {
 // Tokens of each sequence, the new one included.
 // in seq_lens: i32[B]
 template <typename I, bool IMA_CHECKED>
-struct seq_lens_t {
+struct ima_accessor_seq_lens {
     const int* __restrict__ p;
     I s0;
     I e0;
@@ -4769,7 +4769,7 @@ struct seq_lens_t {
 // Workspace: paged_attn's.
 // out part_o: f32[B, HQ, ceil(P * BS / PART), D]
 template <typename I, bool IMA_CHECKED>
-struct part_o_t {
+struct ima_accessor_part_o {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -4905,7 +4905,7 @@ struct part_o_t {
 // Workspace: paged_attn's.
 // out part_lse: f32[B, HQ, ceil(P * BS / PART)]
 template <typename I, bool IMA_CHECKED>
-struct part_lse_t {
+struct ima_accessor_part_lse {
     float* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
@@ -4970,7 +4970,7 @@ struct part_lse_t {
 // Partitions done, as paged_attn's: zero before a launch and after it.
 // inout arrivals: i32[B, HQ]
 template <typename I, bool IMA_CHECKED>
-struct arrivals_t {
+struct ima_accessor_arrivals {
     int* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5035,7 +5035,7 @@ struct arrivals_t {
 // The attention output, one row a (sequence, query head).
 // out out: f16[B, HQ, D]
 template <typename I, bool IMA_CHECKED>
-struct out_t {
+struct ima_accessor_out {
     __half* __restrict__ p;
     I s0, s1, s2;
     I e0, e1, e2;
@@ -5171,7 +5171,7 @@ struct out_t {
 // paged_attn's shared arrays.
 // shared kv: f16[4, 2, 2, 16, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct kv_t {
+struct ima_accessor_kv {
     __half* p;
     I d0, d1, d2, d3, d4;
     ImaRec<IMA_CHECKED> rec;
@@ -5223,7 +5223,7 @@ struct kv_t {
 
 // shared qs: f16[8, D], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct qs_t {
+struct ima_accessor_qs {
     __half* p;
     I d0, d1;
     ImaRec<IMA_CHECKED> rec;
@@ -5275,7 +5275,7 @@ struct qs_t {
 
 // shared red_o: f32[2, D / 16, 32, 4], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct red_o_t {
+struct ima_accessor_red_o {
     float* p;
     I d0, d1, d2, d3;
     ImaRec<IMA_CHECKED> rec;
@@ -5327,7 +5327,7 @@ struct red_o_t {
 
 // shared red_ml: f32[2, 2, 8], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct red_ml_t {
+struct ima_accessor_red_ml {
     float* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -5379,7 +5379,7 @@ struct red_ml_t {
 
 // shared pages: i32[SPAN * PART / BS + 2], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct pages_t {
+struct ima_accessor_pages {
     int* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -5410,19 +5410,19 @@ struct pages_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const qkv_t<I, IMA_CHECKED> qkv,
-    const positions_t<I, IMA_CHECKED> positions,
-    const cos_sin_t<I, IMA_CHECKED> cos_sin,
-    const slot_mapping_t<I, IMA_CHECKED> slot_mapping,
-    const k_cache_t<I, IMA_CHECKED> k_cache,
-    const v_cache_t<I, IMA_CHECKED> v_cache,
-    const block_tables_t<I, IMA_CHECKED> block_tables,
-    const seq_lens_t<I, IMA_CHECKED> seq_lens,
-    const part_o_t<I, IMA_CHECKED> part_o,
-    const part_lse_t<I, IMA_CHECKED> part_lse,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const out_t<I, IMA_CHECKED> out,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_qkv<I, IMA_CHECKED> qkv,
+    const ima_accessor_positions<I, IMA_CHECKED> positions,
+    const ima_accessor_cos_sin<I, IMA_CHECKED> cos_sin,
+    const ima_accessor_slot_mapping<I, IMA_CHECKED> slot_mapping,
+    const ima_accessor_k_cache<I, IMA_CHECKED> k_cache,
+    const ima_accessor_v_cache<I, IMA_CHECKED> v_cache,
+    const ima_accessor_block_tables<I, IMA_CHECKED> block_tables,
+    const ima_accessor_seq_lens<I, IMA_CHECKED> seq_lens,
+    const ima_accessor_part_o<I, IMA_CHECKED> part_o,
+    const ima_accessor_part_lse<I, IMA_CHECKED> part_lse,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_out<I, IMA_CHECKED> out,
     const I B,
     const I MAXPOS,
     const I D,
@@ -5432,11 +5432,11 @@ __device__ __forceinline__ void body(
     const I P,
     const I HQ,
     const float scale,
-    const kv_t<I, IMA_CHECKED> kv,
-    const qs_t<I, IMA_CHECKED> qs,
-    const red_o_t<I, IMA_CHECKED> red_o,
-    const red_ml_t<I, IMA_CHECKED> red_ml,
-    const pages_t<I, IMA_CHECKED> pages,
+    const ima_accessor_kv<I, IMA_CHECKED> kv,
+    const ima_accessor_qs<I, IMA_CHECKED> qs,
+    const ima_accessor_red_o<I, IMA_CHECKED> red_o,
+    const ima_accessor_red_ml<I, IMA_CHECKED> red_ml,
+    const ima_accessor_pages<I, IMA_CHECKED> pages,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
 #line 169 "specs/paged.ima"
 
@@ -5485,19 +5485,19 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const qkv_t<I, IMA_CHECKED> qkv,
-    const positions_t<I, IMA_CHECKED> positions,
-    const cos_sin_t<I, IMA_CHECKED> cos_sin,
-    const slot_mapping_t<I, IMA_CHECKED> slot_mapping,
-    const k_cache_t<I, IMA_CHECKED> k_cache,
-    const v_cache_t<I, IMA_CHECKED> v_cache,
-    const block_tables_t<I, IMA_CHECKED> block_tables,
-    const seq_lens_t<I, IMA_CHECKED> seq_lens,
-    const part_o_t<I, IMA_CHECKED> part_o,
-    const part_lse_t<I, IMA_CHECKED> part_lse,
-    const arrivals_t<I, IMA_CHECKED> arrivals,
-    const out_t<I, IMA_CHECKED> out,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_qkv<I, IMA_CHECKED> qkv,
+    const ima_accessor_positions<I, IMA_CHECKED> positions,
+    const ima_accessor_cos_sin<I, IMA_CHECKED> cos_sin,
+    const ima_accessor_slot_mapping<I, IMA_CHECKED> slot_mapping,
+    const ima_accessor_k_cache<I, IMA_CHECKED> k_cache,
+    const ima_accessor_v_cache<I, IMA_CHECKED> v_cache,
+    const ima_accessor_block_tables<I, IMA_CHECKED> block_tables,
+    const ima_accessor_seq_lens<I, IMA_CHECKED> seq_lens,
+    const ima_accessor_part_o<I, IMA_CHECKED> part_o,
+    const ima_accessor_part_lse<I, IMA_CHECKED> part_lse,
+    const ima_accessor_arrivals<I, IMA_CHECKED> arrivals,
+    const ima_accessor_out<I, IMA_CHECKED> out,
     const I B,
     const I MAXPOS,
     const I D,
@@ -5513,62 +5513,62 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const kv_t<I, IMA_CHECKED> kv{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 2, 16, D, ima_recorder};
+    const ima_accessor_kv<I, IMA_CHECKED> kv{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 4, 2, 2, 16, D, ima_recorder};
     ima_smem_off = (ima_smem_off + 4 * 2 * 2 * 16 * D * I(sizeof(__half)) + 15) / 16 * 16;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 8, D, ima_recorder};
+    const ima_accessor_qs<I, IMA_CHECKED> qs{reinterpret_cast<__half*>(ima_smem + ima_smem_off), 8, D, ima_recorder};
     ima_smem_off = (ima_smem_off + 8 * D * I(sizeof(__half)) + 15) / 16 * 16;
-    const red_o_t<I, IMA_CHECKED> red_o{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, (D / 16), 32, 4, ima_recorder};
+    const ima_accessor_red_o<I, IMA_CHECKED> red_o{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, (D / 16), 32, 4, ima_recorder};
     ima_smem_off = (ima_smem_off + 2 * (D / 16) * 32 * 4 * I(sizeof(float)) + 15) / 16 * 16;
-    const red_ml_t<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_recorder};
+    const ima_accessor_red_ml<I, IMA_CHECKED> red_ml{reinterpret_cast<float*>(ima_smem + ima_smem_off), 2, 2, 8, ima_recorder};
     ima_smem_off = (ima_smem_off + 2 * 2 * 8 * I(sizeof(float)) + 15) / 16 * 16;
-    const pages_t<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_recorder};
-    body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages, ima_wait_for_inputs);
+    const ima_accessor_pages<I, IMA_CHECKED> pages{reinterpret_cast<int*>(ima_smem + ima_smem_off), (((4 * 128) / BS) + 2), ima_recorder};
+    ima_body<I, IMA_CHECKED>(qkv, positions, cos_sin, slot_mapping, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse, arrivals, out, B, MAXPOS, D, NB, BS, HKV, P, HQ, scale, kv, qs, red_o, red_ml, pages, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_paged_attn_rope
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
     const __half* qkv,
-    int qkv_s0,
-    int qkv_s1,
+    int ima_stride_qkv_0,
+    int ima_stride_qkv_1,
     const long long* __restrict__ positions,
-    int positions_s0,
+    int ima_stride_positions_0,
     const float* __restrict__ cos_sin,
-    int cos_sin_s0,
-    int cos_sin_s1,
+    int ima_stride_cos_sin_0,
+    int ima_stride_cos_sin_1,
     const long long* __restrict__ slot_mapping,
-    int slot_mapping_s0,
+    int ima_stride_slot_mapping_0,
     __half* __restrict__ k_cache,
-    int k_cache_s0,
-    int k_cache_s1,
-    int k_cache_s2,
-    int k_cache_s3,
+    int ima_stride_k_cache_0,
+    int ima_stride_k_cache_1,
+    int ima_stride_k_cache_2,
+    int ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    int v_cache_s0,
-    int v_cache_s1,
-    int v_cache_s2,
-    int v_cache_s3,
+    int ima_stride_v_cache_0,
+    int ima_stride_v_cache_1,
+    int ima_stride_v_cache_2,
+    int ima_stride_v_cache_3,
     const int* __restrict__ block_tables,
-    int block_tables_s0,
-    int block_tables_s1,
+    int ima_stride_block_tables_0,
+    int ima_stride_block_tables_1,
     const int* __restrict__ seq_lens,
-    int seq_lens_s0,
+    int ima_stride_seq_lens_0,
     float* __restrict__ part_o,
-    int part_o_s0,
-    int part_o_s1,
-    int part_o_s2,
-    int part_o_s3,
+    int ima_stride_part_o_0,
+    int ima_stride_part_o_1,
+    int ima_stride_part_o_2,
+    int ima_stride_part_o_3,
     float* __restrict__ part_lse,
-    int part_lse_s0,
-    int part_lse_s1,
-    int part_lse_s2,
+    int ima_stride_part_lse_0,
+    int ima_stride_part_lse_1,
+    int ima_stride_part_lse_2,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ out,
-    int out_s0,
-    int out_s1,
-    int out_s2,
+    int ima_stride_out_0,
+    int ima_stride_out_1,
+    int ima_stride_out_2,
     int B,
     int MAXPOS,
     int D,
@@ -5591,18 +5591,18 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
     __builtin_assume(D == 128);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_paged_attn_rope::qkv_t<int, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::positions_t<int, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::cos_sin_t<int, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::slot_mapping_t<int, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::k_cache_t<int, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::v_cache_t<int, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::block_tables_t<int, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::seq_lens_t<int, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::part_o_t<int, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::part_lse_t<int, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::arrivals_t<int, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::out_t<int, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_paged_attn_rope::ima_accessor_qkv<int, false>{qkv, ima_stride_qkv_0, ima_stride_qkv_1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_positions<int, false>{positions, ima_stride_positions_0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_cos_sin<int, false>{cos_sin, ima_stride_cos_sin_0, ima_stride_cos_sin_1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_slot_mapping<int, false>{slot_mapping, ima_stride_slot_mapping_0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_k_cache<int, false>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_v_cache<int, false>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_block_tables<int, false>{block_tables, ima_stride_block_tables_0, ima_stride_block_tables_1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_seq_lens<int, false>{seq_lens, ima_stride_seq_lens_0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_part_o<int, false>{part_o, ima_stride_part_o_0, ima_stride_part_o_1, ima_stride_part_o_2, ima_stride_part_o_3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_part_lse<int, false>{part_lse, ima_stride_part_lse_0, ima_stride_part_lse_1, ima_stride_part_lse_2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_arrivals<int, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_out<int, false>{out, ima_stride_out_0, ima_stride_out_1, ima_stride_out_2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -5709,46 +5709,46 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32(
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
     const __half* qkv,
-    long long qkv_s0,
-    long long qkv_s1,
+    long long ima_stride_qkv_0,
+    long long ima_stride_qkv_1,
     const long long* __restrict__ positions,
-    long long positions_s0,
+    long long ima_stride_positions_0,
     const float* __restrict__ cos_sin,
-    long long cos_sin_s0,
-    long long cos_sin_s1,
+    long long ima_stride_cos_sin_0,
+    long long ima_stride_cos_sin_1,
     const long long* __restrict__ slot_mapping,
-    long long slot_mapping_s0,
+    long long ima_stride_slot_mapping_0,
     __half* __restrict__ k_cache,
-    long long k_cache_s0,
-    long long k_cache_s1,
-    long long k_cache_s2,
-    long long k_cache_s3,
+    long long ima_stride_k_cache_0,
+    long long ima_stride_k_cache_1,
+    long long ima_stride_k_cache_2,
+    long long ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    long long v_cache_s0,
-    long long v_cache_s1,
-    long long v_cache_s2,
-    long long v_cache_s3,
+    long long ima_stride_v_cache_0,
+    long long ima_stride_v_cache_1,
+    long long ima_stride_v_cache_2,
+    long long ima_stride_v_cache_3,
     const int* __restrict__ block_tables,
-    long long block_tables_s0,
-    long long block_tables_s1,
+    long long ima_stride_block_tables_0,
+    long long ima_stride_block_tables_1,
     const int* __restrict__ seq_lens,
-    long long seq_lens_s0,
+    long long ima_stride_seq_lens_0,
     float* __restrict__ part_o,
-    long long part_o_s0,
-    long long part_o_s1,
-    long long part_o_s2,
-    long long part_o_s3,
+    long long ima_stride_part_o_0,
+    long long ima_stride_part_o_1,
+    long long ima_stride_part_o_2,
+    long long ima_stride_part_o_3,
     float* __restrict__ part_lse,
-    long long part_lse_s0,
-    long long part_lse_s1,
-    long long part_lse_s2,
+    long long ima_stride_part_lse_0,
+    long long ima_stride_part_lse_1,
+    long long ima_stride_part_lse_2,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ out,
-    long long out_s0,
-    long long out_s1,
-    long long out_s2,
+    long long ima_stride_out_0,
+    long long ima_stride_out_1,
+    long long ima_stride_out_2,
     long long B,
     long long MAXPOS,
     long long D,
@@ -5771,18 +5771,18 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
     __builtin_assume(D == 128);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_paged_attn_rope::qkv_t<long long, false>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::positions_t<long long, false>{positions, positions_s0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::cos_sin_t<long long, false>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::slot_mapping_t<long long, false>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::k_cache_t<long long, false>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::v_cache_t<long long, false>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::block_tables_t<long long, false>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::seq_lens_t<long long, false>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::part_o_t<long long, false>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::part_lse_t<long long, false>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::arrivals_t<long long, false>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_paged_attn_rope::out_t<long long, false>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_paged_attn_rope::ima_accessor_qkv<long long, false>{qkv, ima_stride_qkv_0, ima_stride_qkv_1, B, ((HQ + (2 * HKV)) * D), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_positions<long long, false>{positions, ima_stride_positions_0, B, 0, MAXPOS, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_cos_sin<long long, false>{cos_sin, ima_stride_cos_sin_0, ima_stride_cos_sin_1, MAXPOS, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_slot_mapping<long long, false>{slot_mapping, ima_stride_slot_mapping_0, B, 0, (NB * BS), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_k_cache<long long, false>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_v_cache<long long, false>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_block_tables<long long, false>{block_tables, ima_stride_block_tables_0, ima_stride_block_tables_1, B, P, 0, NB, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_seq_lens<long long, false>{seq_lens, ima_stride_seq_lens_0, B, 0, ((P * BS) + 1), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_part_o<long long, false>{part_o, ima_stride_part_o_0, ima_stride_part_o_1, ima_stride_part_o_2, ima_stride_part_o_3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_part_lse<long long, false>{part_lse, ima_stride_part_lse_0, ima_stride_part_lse_1, ima_stride_part_lse_2, B, HQ, ima_ceil_div((P * BS), 128), ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_arrivals<long long, false>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, B, HQ, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_paged_attn_rope::ima_accessor_out<long long, false>{out, ima_stride_out_0, ima_stride_out_1, ima_stride_out_2, B, HQ, D, ImaRecorder{&ima_violations, &ima_pending}},
         B,
         MAXPOS,
         D,
@@ -5889,46 +5889,46 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64(
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked(
     const __half* qkv,
-    int qkv_s0,
-    int qkv_s1,
+    int ima_stride_qkv_0,
+    int ima_stride_qkv_1,
     const long long* __restrict__ positions,
-    int positions_s0,
+    int ima_stride_positions_0,
     const float* __restrict__ cos_sin,
-    int cos_sin_s0,
-    int cos_sin_s1,
+    int ima_stride_cos_sin_0,
+    int ima_stride_cos_sin_1,
     const long long* __restrict__ slot_mapping,
-    int slot_mapping_s0,
+    int ima_stride_slot_mapping_0,
     __half* __restrict__ k_cache,
-    int k_cache_s0,
-    int k_cache_s1,
-    int k_cache_s2,
-    int k_cache_s3,
+    int ima_stride_k_cache_0,
+    int ima_stride_k_cache_1,
+    int ima_stride_k_cache_2,
+    int ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    int v_cache_s0,
-    int v_cache_s1,
-    int v_cache_s2,
-    int v_cache_s3,
+    int ima_stride_v_cache_0,
+    int ima_stride_v_cache_1,
+    int ima_stride_v_cache_2,
+    int ima_stride_v_cache_3,
     const int* __restrict__ block_tables,
-    int block_tables_s0,
-    int block_tables_s1,
+    int ima_stride_block_tables_0,
+    int ima_stride_block_tables_1,
     const int* __restrict__ seq_lens,
-    int seq_lens_s0,
+    int ima_stride_seq_lens_0,
     float* __restrict__ part_o,
-    int part_o_s0,
-    int part_o_s1,
-    int part_o_s2,
-    int part_o_s3,
+    int ima_stride_part_o_0,
+    int ima_stride_part_o_1,
+    int ima_stride_part_o_2,
+    int ima_stride_part_o_3,
     float* __restrict__ part_lse,
-    int part_lse_s0,
-    int part_lse_s1,
-    int part_lse_s2,
+    int ima_stride_part_lse_0,
+    int ima_stride_part_lse_1,
+    int ima_stride_part_lse_2,
     int* __restrict__ arrivals,
-    int arrivals_s0,
-    int arrivals_s1,
+    int ima_stride_arrivals_0,
+    int ima_stride_arrivals_1,
     __half* __restrict__ out,
-    int out_s0,
-    int out_s1,
-    int out_s2,
+    int ima_stride_out_0,
+    int ima_stride_out_1,
+    int ima_stride_out_2,
     int B,
     int MAXPOS,
     int D,
@@ -5954,18 +5954,18 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<int, true>(ima_kernel_paged_attn_rope::qkv_t<int, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_paged_attn_rope::positions_t<int, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_paged_attn_rope::cos_sin_t<int, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_paged_attn_rope::slot_mapping_t<int, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_paged_attn_rope::k_cache_t<int, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::v_cache_t<int, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::block_tables_t<int, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn_rope::seq_lens_t<int, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn_rope::part_o_t<int, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_paged_attn_rope::part_lse_t<int, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_paged_attn_rope::arrivals_t<int, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_paged_attn_rope::out_t<int, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<int, true>(ima_kernel_paged_attn_rope::ima_accessor_qkv<int, true>{qkv, ima_stride_qkv_0, ima_stride_qkv_1, B, ((HQ + (2 * HKV)) * D), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::ima_accessor_positions<int, true>{positions, ima_stride_positions_0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_cos_sin<int, true>{cos_sin, ima_stride_cos_sin_0, ima_stride_cos_sin_1, MAXPOS, D, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_slot_mapping<int, true>{slot_mapping, ima_stride_slot_mapping_0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_k_cache<int, true>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_v_cache<int, true>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_block_tables<int, true>{block_tables, ima_stride_block_tables_0, ima_stride_block_tables_1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_seq_lens<int, true>{seq_lens, ima_stride_seq_lens_0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_part_o<int, true>{part_o, ima_stride_part_o_0, ima_stride_part_o_1, ima_stride_part_o_2, ima_stride_part_o_3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::ima_accessor_part_lse<int, true>{part_lse, ima_stride_part_lse_0, ima_stride_part_lse_1, ima_stride_part_lse_2, B, HQ, ima_ceil_div((P * BS), 128), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::ima_accessor_arrivals<int, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, B, HQ, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::ima_accessor_out<int, true>{out, ima_stride_out_0, ima_stride_out_1, ima_stride_out_2, B, HQ, D, ImaAfterWait{&ima_pending, &ima_waiting}},
         B,
         MAXPOS,
         D,
@@ -6070,46 +6070,46 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i32_checked
 
 extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked(
     const __half* qkv,
-    long long qkv_s0,
-    long long qkv_s1,
+    long long ima_stride_qkv_0,
+    long long ima_stride_qkv_1,
     const long long* __restrict__ positions,
-    long long positions_s0,
+    long long ima_stride_positions_0,
     const float* __restrict__ cos_sin,
-    long long cos_sin_s0,
-    long long cos_sin_s1,
+    long long ima_stride_cos_sin_0,
+    long long ima_stride_cos_sin_1,
     const long long* __restrict__ slot_mapping,
-    long long slot_mapping_s0,
+    long long ima_stride_slot_mapping_0,
     __half* __restrict__ k_cache,
-    long long k_cache_s0,
-    long long k_cache_s1,
-    long long k_cache_s2,
-    long long k_cache_s3,
+    long long ima_stride_k_cache_0,
+    long long ima_stride_k_cache_1,
+    long long ima_stride_k_cache_2,
+    long long ima_stride_k_cache_3,
     __half* __restrict__ v_cache,
-    long long v_cache_s0,
-    long long v_cache_s1,
-    long long v_cache_s2,
-    long long v_cache_s3,
+    long long ima_stride_v_cache_0,
+    long long ima_stride_v_cache_1,
+    long long ima_stride_v_cache_2,
+    long long ima_stride_v_cache_3,
     const int* __restrict__ block_tables,
-    long long block_tables_s0,
-    long long block_tables_s1,
+    long long ima_stride_block_tables_0,
+    long long ima_stride_block_tables_1,
     const int* __restrict__ seq_lens,
-    long long seq_lens_s0,
+    long long ima_stride_seq_lens_0,
     float* __restrict__ part_o,
-    long long part_o_s0,
-    long long part_o_s1,
-    long long part_o_s2,
-    long long part_o_s3,
+    long long ima_stride_part_o_0,
+    long long ima_stride_part_o_1,
+    long long ima_stride_part_o_2,
+    long long ima_stride_part_o_3,
     float* __restrict__ part_lse,
-    long long part_lse_s0,
-    long long part_lse_s1,
-    long long part_lse_s2,
+    long long ima_stride_part_lse_0,
+    long long ima_stride_part_lse_1,
+    long long ima_stride_part_lse_2,
     int* __restrict__ arrivals,
-    long long arrivals_s0,
-    long long arrivals_s1,
+    long long ima_stride_arrivals_0,
+    long long ima_stride_arrivals_1,
     __half* __restrict__ out,
-    long long out_s0,
-    long long out_s1,
-    long long out_s2,
+    long long ima_stride_out_0,
+    long long ima_stride_out_1,
+    long long ima_stride_out_2,
     long long B,
     long long MAXPOS,
     long long D,
@@ -6135,18 +6135,18 @@ extern "C" __global__ void __launch_bounds__(128, 3) paged_attn_rope_i64_checked
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<long long, true>(ima_kernel_paged_attn_rope::qkv_t<long long, true>{qkv, qkv_s0, qkv_s1, B, ((HQ + (2 * HKV)) * D), ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_paged_attn_rope::positions_t<long long, true>{positions, positions_s0, B, 0, MAXPOS, &ima_pending},
-        ima_kernel_paged_attn_rope::cos_sin_t<long long, true>{cos_sin, cos_sin_s0, cos_sin_s1, MAXPOS, D, &ima_pending},
-        ima_kernel_paged_attn_rope::slot_mapping_t<long long, true>{slot_mapping, slot_mapping_s0, B, 0, (NB * BS), &ima_pending},
-        ima_kernel_paged_attn_rope::k_cache_t<long long, true>{k_cache, k_cache_s0, k_cache_s1, k_cache_s2, k_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::v_cache_t<long long, true>{v_cache, v_cache_s0, v_cache_s1, v_cache_s2, v_cache_s3, NB, BS, HKV, D, &ima_pending},
-        ima_kernel_paged_attn_rope::block_tables_t<long long, true>{block_tables, block_tables_s0, block_tables_s1, B, P, 0, NB, &ima_pending},
-        ima_kernel_paged_attn_rope::seq_lens_t<long long, true>{seq_lens, seq_lens_s0, B, 0, ((P * BS) + 1), &ima_pending},
-        ima_kernel_paged_attn_rope::part_o_t<long long, true>{part_o, part_o_s0, part_o_s1, part_o_s2, part_o_s3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_paged_attn_rope::part_lse_t<long long, true>{part_lse, part_lse_s0, part_lse_s1, part_lse_s2, B, HQ, ima_ceil_div((P * BS), 128), ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_paged_attn_rope::arrivals_t<long long, true>{arrivals, arrivals_s0, arrivals_s1, B, HQ, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_paged_attn_rope::out_t<long long, true>{out, out_s0, out_s1, out_s2, B, HQ, D, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<long long, true>(ima_kernel_paged_attn_rope::ima_accessor_qkv<long long, true>{qkv, ima_stride_qkv_0, ima_stride_qkv_1, B, ((HQ + (2 * HKV)) * D), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::ima_accessor_positions<long long, true>{positions, ima_stride_positions_0, B, 0, MAXPOS, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_cos_sin<long long, true>{cos_sin, ima_stride_cos_sin_0, ima_stride_cos_sin_1, MAXPOS, D, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_slot_mapping<long long, true>{slot_mapping, ima_stride_slot_mapping_0, B, 0, (NB * BS), &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_k_cache<long long, true>{k_cache, ima_stride_k_cache_0, ima_stride_k_cache_1, ima_stride_k_cache_2, ima_stride_k_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_v_cache<long long, true>{v_cache, ima_stride_v_cache_0, ima_stride_v_cache_1, ima_stride_v_cache_2, ima_stride_v_cache_3, NB, BS, HKV, D, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_block_tables<long long, true>{block_tables, ima_stride_block_tables_0, ima_stride_block_tables_1, B, P, 0, NB, &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_seq_lens<long long, true>{seq_lens, ima_stride_seq_lens_0, B, 0, ((P * BS) + 1), &ima_pending},
+        ima_kernel_paged_attn_rope::ima_accessor_part_o<long long, true>{part_o, ima_stride_part_o_0, ima_stride_part_o_1, ima_stride_part_o_2, ima_stride_part_o_3, B, HQ, ima_ceil_div((P * BS), 128), D, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::ima_accessor_part_lse<long long, true>{part_lse, ima_stride_part_lse_0, ima_stride_part_lse_1, ima_stride_part_lse_2, B, HQ, ima_ceil_div((P * BS), 128), ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::ima_accessor_arrivals<long long, true>{arrivals, ima_stride_arrivals_0, ima_stride_arrivals_1, B, HQ, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_paged_attn_rope::ima_accessor_out<long long, true>{out, ima_stride_out_0, ima_stride_out_1, ima_stride_out_2, B, HQ, D, ImaAfterWait{&ima_pending, &ima_waiting}},
         B,
         MAXPOS,
         D,

@@ -2615,7 +2615,7 @@ namespace ima_kernel_gptq_dequant {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -2914,7 +2914,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -3105,7 +3105,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -3137,7 +3137,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -3271,9 +3271,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G) {
@@ -3298,31 +3298,31 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(w, y, K, N, G);
+    ima_body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
 }  // namespace ima_kernel_gptq_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G) {
@@ -3336,8 +3336,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_kernel_gptq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_dequant::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_dequant::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -3346,17 +3346,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G) {
@@ -3370,8 +3370,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_kernel_gptq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_dequant::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_dequant::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -3380,17 +3380,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -3407,8 +3407,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_dequant::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_dequant::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3432,17 +3432,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -3459,8 +3459,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) gptq_dequant_i64_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_dequant::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_dequant::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -3493,7 +3493,7 @@ namespace ima_kernel_gptq_dequant_any_n {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -3789,7 +3789,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -3980,7 +3980,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -4012,7 +4012,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4075,9 +4075,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -4089,9 +4089,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -4109,7 +4109,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -4120,17 +4120,17 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G) {
@@ -4141,8 +4141,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_gptq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_dequant_any_n::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_dequant_any_n::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -4151,17 +4151,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G) {
@@ -4172,8 +4172,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_gptq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_dequant_any_n::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_dequant_any_n::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -4182,17 +4182,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -4206,8 +4206,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_chec
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_dequant_any_n::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_dequant_any_n::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4231,17 +4231,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i32_chec
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -4255,8 +4255,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_dequant_any_n_i64_chec
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_dequant_any_n::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_dequant_any_n::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4289,7 +4289,7 @@ namespace ima_kernel_gptq_act_order_dequant {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored plain, act-order g_idx with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N], g_idx i32[K].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -4457,7 +4457,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -4648,7 +4648,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -4680,7 +4680,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -4743,9 +4743,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -4757,9 +4757,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -4777,7 +4777,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -4788,19 +4788,19 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -4814,8 +4814,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<int, false>(ima_kernel_gptq_act_order_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_act_order_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<int, false>(ima_kernel_gptq_act_order_dequant::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_act_order_dequant::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
@@ -4844,19 +4844,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -4870,8 +4870,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     unsigned int ima_violations = 0;
-    run<long long, false>(ima_kernel_gptq_act_order_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
-        ima_kernel_gptq_act_order_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
+    ima_run<long long, false>(ima_kernel_gptq_act_order_dequant::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, ImaRecorder{&ima_violations, &ima_pending}},
+        ima_kernel_gptq_act_order_dequant::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{&ima_violations, &ima_pending}},
         K,
         N,
         G,
@@ -4900,19 +4900,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    int w_g_idx_s0,
+    int ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -4926,8 +4926,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_gptq_act_order_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_act_order_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_gptq_act_order_dequant::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_act_order_dequant::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -4954,19 +4954,19 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i32_
 
 extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     const int* __restrict__ w_g_idx,
-    long long w_g_idx_s0,
+    long long ima_stride_w_g_idx_0,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -4980,8 +4980,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) gptq_act_order_dequant_i64_
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_gptq_act_order_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, w_g_idx, w_g_idx_s0, K, N, G, &ima_pending},
-        ima_kernel_gptq_act_order_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_gptq_act_order_dequant::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, w_g_idx, ima_stride_w_g_idx_0, K, N, G, &ima_pending},
+        ima_kernel_gptq_act_order_dequant::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5018,7 +5018,7 @@ namespace ima_kernel_awq_dequant {
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
 // Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -5236,7 +5236,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -5314,7 +5314,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -5448,9 +5448,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G) {
@@ -5475,31 +5475,31 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(w, y, K, N, G);
+    ima_body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
 }  // namespace ima_kernel_awq_dequant
 
 extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G) {
@@ -5513,8 +5513,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<int, false>(ima_kernel_awq_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_awq_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_awq_dequant::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_dequant::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -5523,17 +5523,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G) {
@@ -5547,8 +5547,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(N % 8 == 0);
-    run<long long, false>(ima_kernel_awq_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_awq_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_awq_dequant::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_dequant::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -5557,17 +5557,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -5584,8 +5584,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_awq_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_awq_dequant::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_awq_dequant::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5609,17 +5609,17 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -5636,8 +5636,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) awq_dequant_i64_checked(
     __builtin_assume(N % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_awq_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_awq_dequant::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_awq_dequant::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -5670,7 +5670,7 @@ namespace ima_kernel_awq_dequant_any_n {
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
 // Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -5885,7 +5885,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -5963,7 +5963,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6026,9 +6026,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G) {
@@ -6049,31 +6049,31 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(w, y, K, N, G);
+    ima_body<I, IMA_CHECKED>(w, y, K, N, G);
 }
 
 }  // namespace ima_kernel_awq_dequant_any_n
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G) {
@@ -6084,8 +6084,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_awq_dequant_any_n::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_awq_dequant_any_n::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_awq_dequant_any_n::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_dequant_any_n::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -6094,17 +6094,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G) {
@@ -6115,8 +6115,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_awq_dequant_any_n::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_awq_dequant_any_n::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_awq_dequant_any_n::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_dequant_any_n::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -6125,17 +6125,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_checked(
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -6149,8 +6149,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_awq_dequant_any_n::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_dequant_any_n::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_awq_dequant_any_n::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_awq_dequant_any_n::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -6174,17 +6174,17 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i32_check
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_checked(
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -6198,8 +6198,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_dequant_any_n_i64_check
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_awq_dequant_any_n::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_dequant_any_n::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_awq_dequant_any_n::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_awq_dequant_any_n::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -6232,7 +6232,7 @@ namespace ima_kernel_int8_dequant {
 // in w: q8[K, N] q8, symmetric with group G
 // Buffers: qweight i8[K, N], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const signed char* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const __half* __restrict__ scales;
@@ -6289,7 +6289,7 @@ struct w_t {
 
 // out y: f16[K, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -6352,9 +6352,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -6366,9 +6366,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I K,
     const I N,
     const I G,
@@ -6386,7 +6386,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(w, y, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -6397,14 +6397,14 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32(
     const signed char* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G) {
@@ -6415,8 +6415,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_int8_dequant::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_int8_dequant::y_t<int, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_int8_dequant::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_int8_dequant::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -6425,14 +6425,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64(
     const signed char* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G) {
@@ -6443,8 +6443,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_int8_dequant::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_int8_dequant::y_t<long long, false>{y, y_s0, y_s1, K, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_int8_dequant::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_int8_dequant::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, K, N, ImaRecorder{nullptr, nullptr}},
         K,
         N,
         G,
@@ -6453,14 +6453,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
     const signed char* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int K,
     int N,
     int G,
@@ -6474,8 +6474,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_int8_dequant::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_int8_dequant::y_t<int, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_int8_dequant::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_int8_dequant::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -6499,14 +6499,14 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
     const signed char* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long K,
     long long N,
     long long G,
@@ -6520,8 +6520,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) int8_dequant_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_int8_dequant::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_int8_dequant::y_t<long long, true>{y, y_s0, y_s1, K, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_int8_dequant::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_int8_dequant::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, K, N, &ima_pending},
         K,
         N,
         G,
@@ -6565,7 +6565,7 @@ namespace ima_kernel_gptq_gemv {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* p;
     I s0, s1;
     I e0, e1;
@@ -6637,7 +6637,7 @@ struct x_t {
 // in w: q4[K, N] q4 GPTQ, packed along K, zeros stored minus one with group G
 // Buffers: qweight i32[ceil(K / 8), N], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -6936,7 +6936,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -7127,7 +7127,7 @@ struct w_t {
         float v[C];
     };
     template <int C>
-    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const w_t self, I k0, I n0, bool refused,
+    static __device__ __noinline__ ImaSum<C> ima_dot_edge(const ima_accessor_w self, I k0, I n0, bool refused,
                                                          const ImaVec<__half, 8> x) {
         float v[8][C];
         ima_dequant_edge(self, k0, n0, refused, v);
@@ -7160,7 +7160,7 @@ struct w_t {
 // x · W, or with NY = N / 2 the fused SiluAndMul of its gate and up halves.
 // out y: f16[M, NY]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -7225,7 +7225,7 @@ struct y_t {
 // Partial sums: [slice of K, row of x, column].
 // shared part: f32[8, 8, GEMV_COLUMNS], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct part_t {
+struct ima_accessor_part {
     float* p;
     I d0, d1, d2;
     ImaRec<IMA_CHECKED> rec;
@@ -7276,16 +7276,16 @@ struct part_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
     const I G,
     const I NY,
-    const part_t<I, IMA_CHECKED> part,
+    const ima_accessor_part<I, IMA_CHECKED> part,
     const ImaWaitForInputs<IMA_CHECKED> ima_wait_for_inputs) {
 #line 132 "specs/quant.ima"
 
@@ -7377,10 +7377,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -7392,28 +7392,28 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const part_t<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 128, ima_recorder};
-    body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part, ima_wait_for_inputs);
+    const ima_accessor_part<I, IMA_CHECKED> part{reinterpret_cast<float*>(ima_smem + ima_smem_off), 8, 8, 128, ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, NY, part, ima_wait_for_inputs);
 }
 
 }  // namespace ima_kernel_gptq_gemv
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     const __half* x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -7431,9 +7431,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<int, false>(ima_kernel_gptq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv::y_t<int, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_gptq_gemv::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -7449,20 +7449,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     const __half* x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -7480,9 +7480,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
     __builtin_assume(K % 8 == 0);
     __builtin_assume(N % 8 == 0);
     __builtin_assume(NY % 8 == 0);
-    run<long long, false>(ima_kernel_gptq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_gptq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, NY, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_gptq_gemv::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_gptq_gemv::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -7498,20 +7498,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     const __half* x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -7535,9 +7535,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<int, true>(ima_kernel_gptq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv::y_t<int, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<int, true>(ima_kernel_gptq_gemv::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemv::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
@@ -7577,20 +7577,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     const __half* x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -7614,9 +7614,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) gptq_gemv_i64_checked(
     // Apart from the ImaPending, whose address the flush takes: so the flag can live in a
     // register.
     bool ima_waiting = true;
-    run<long long, true>(ima_kernel_gptq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
-        ima_kernel_gptq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_gptq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
+    ima_run<long long, true>(ima_kernel_gptq_gemv::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaAfterWait{&ima_pending, &ima_waiting}},
+        ima_kernel_gptq_gemv::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_gptq_gemv::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, NY, ImaAfterWait{&ima_pending, &ima_waiting}},
         M,
         K,
         N,
@@ -7664,7 +7664,7 @@ namespace ima_kernel_awq_gemv {
 
 // in x: f16[M, K]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -7680,7 +7680,7 @@ struct x_t {
 // in w: q4[K, N] q4 AWQ, packed along N in the order [0, 2, 4, 6, 1, 3, 5, 7] with group G
 // Buffers: qweight i32[K, ceil(N / 8)], qzeros i32[ceil(K / G), ceil(N / 8)], scales f16[ceil(K / G), N].
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const int* __restrict__ qweight;
     I qweight_s0, qweight_s1;
     const int* __restrict__ qzeros;
@@ -7895,7 +7895,7 @@ struct w_t {
     // A tile at an edge or across groups, element by element. Out of line, so that its
     // 8 x C independent loads do not set the register budget of the whole kernel.
     template <int C>
-    static __device__ __noinline__ void ima_dequant_edge(const w_t self, I k0, I n0, bool refused, float (&out)[8][C]) {
+    static __device__ __noinline__ void ima_dequant_edge(const ima_accessor_w self, I k0, I n0, bool refused, float (&out)[8][C]) {
 #pragma unroll 1
         for (int r = 0; r < 8; ++r)
 #pragma unroll
@@ -7973,7 +7973,7 @@ struct w_t {
 
 // out y: f16[M, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -8036,10 +8036,10 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -8056,10 +8056,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I K,
     const I N,
@@ -8078,7 +8078,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, w, y, M, K, N, G, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -8089,20 +8089,20 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -8114,9 +8114,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_awq_gemv::x_t<int, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_awq_gemv::w_t<int, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_awq_gemv::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_awq_gemv::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_gemv::ima_accessor_w<int, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_gemv::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -8126,20 +8126,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -8151,9 +8151,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_awq_gemv::x_t<long long, false>{x, x_s0, x_s1, M, K, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_awq_gemv::w_t<long long, false>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_awq_gemv::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_awq_gemv::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, K, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_gemv::ima_accessor_w<long long, false>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_awq_gemv::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         K,
         N,
@@ -8163,20 +8163,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    int w_qweight_s0,
-    int w_qweight_s1,
+    int ima_stride_w_qweight_0,
+    int ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    int w_qzeros_s0,
-    int w_qzeros_s1,
+    int ima_stride_w_qzeros_0,
+    int ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    int w_scales_s0,
-    int w_scales_s1,
+    int ima_stride_w_scales_0,
+    int ima_stride_w_scales_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int K,
     int N,
@@ -8191,9 +8191,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_awq_gemv::x_t<int, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_awq_gemv::w_t<int, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_gemv::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_awq_gemv::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_awq_gemv::ima_accessor_w<int, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_awq_gemv::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,
@@ -8222,20 +8222,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const int* __restrict__ w_qweight,
-    long long w_qweight_s0,
-    long long w_qweight_s1,
+    long long ima_stride_w_qweight_0,
+    long long ima_stride_w_qweight_1,
     const int* __restrict__ w_qzeros,
-    long long w_qzeros_s0,
-    long long w_qzeros_s1,
+    long long ima_stride_w_qzeros_0,
+    long long ima_stride_w_qzeros_1,
     const __half* __restrict__ w_scales,
-    long long w_scales_s0,
-    long long w_scales_s1,
+    long long ima_stride_w_scales_0,
+    long long ima_stride_w_scales_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long K,
     long long N,
@@ -8250,9 +8250,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) awq_gemv_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_awq_gemv::x_t<long long, true>{x, x_s0, x_s1, M, K, &ima_pending},
-        ima_kernel_awq_gemv::w_t<long long, true>{w_qweight, w_qweight_s0, w_qweight_s1, w_qzeros, w_qzeros_s0, w_qzeros_s1, w_scales, w_scales_s0, w_scales_s1, K, N, G, &ima_pending},
-        ima_kernel_awq_gemv::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_awq_gemv::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, K, &ima_pending},
+        ima_kernel_awq_gemv::ima_accessor_w<long long, true>{w_qweight, ima_stride_w_qweight_0, ima_stride_w_qweight_1, w_qzeros, ima_stride_w_qzeros_0, ima_stride_w_qzeros_1, w_scales, ima_stride_w_scales_0, ima_stride_w_scales_1, K, N, G, &ima_pending},
+        ima_kernel_awq_gemv::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         K,
         N,

@@ -2611,7 +2611,7 @@ namespace ima_kernel_rms_norm {
 
 // in x: bf16[N, D]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2679,7 +2679,7 @@ struct x_t {
 // Per-channel weight.
 // in w: bf16[D]
 template <typename I, bool IMA_CHECKED>
-struct w_t {
+struct ima_accessor_w {
     const __nv_bfloat16* __restrict__ p;
     I s0;
     I e0;
@@ -2732,7 +2732,7 @@ struct w_t {
 
 // out y: bf16[N, D]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __nv_bfloat16* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2868,7 +2868,7 @@ struct y_t {
 // One partial sum per warp.
 // shared red: f32[32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct red_t {
+struct ima_accessor_red {
     float* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -2899,14 +2899,14 @@ struct red_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I D,
     const float eps,
-    const red_t<I, IMA_CHECKED> red,
+    const ima_accessor_red<I, IMA_CHECKED> red,
     const I row) {
 #line 14 "specs/rmsnorm.ima"
 
@@ -2941,10 +2941,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const w_t<I, IMA_CHECKED> w,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_w<I, IMA_CHECKED> w,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I D,
     const float eps,
@@ -2953,7 +2953,7 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
+    const ima_accessor_red<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
     const I ima_n = N;
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
@@ -2967,7 +2967,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, w, y, N, D, eps, red, ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, w, y, N, D, eps, red, ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
@@ -2981,13 +2981,13 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32(
     const __nv_bfloat16* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const __nv_bfloat16* __restrict__ w,
-    int w_s0,
+    int ima_stride_w_0,
     __nv_bfloat16* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int N,
     int D,
     float eps) {
@@ -3001,9 +3001,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_kernel_rms_norm::x_t<int, false>{x, x_s0, x_s1, N, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rms_norm::w_t<int, false>{w, w_s0, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rms_norm::y_t<int, false>{y, y_s0, y_s1, N, D, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_rms_norm::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rms_norm::ima_accessor_w<int, false>{w, ima_stride_w_0, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rms_norm::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, N, D, ImaRecorder{nullptr, nullptr}},
         N,
         D,
         eps,
@@ -3012,13 +3012,13 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64(
     const __nv_bfloat16* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const __nv_bfloat16* __restrict__ w,
-    long long w_s0,
+    long long ima_stride_w_0,
     __nv_bfloat16* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long N,
     long long D,
     float eps) {
@@ -3032,9 +3032,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_kernel_rms_norm::x_t<long long, false>{x, x_s0, x_s1, N, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rms_norm::w_t<long long, false>{w, w_s0, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rms_norm::y_t<long long, false>{y, y_s0, y_s1, N, D, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_rms_norm::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, N, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rms_norm::ima_accessor_w<long long, false>{w, ima_stride_w_0, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rms_norm::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, N, D, ImaRecorder{nullptr, nullptr}},
         N,
         D,
         eps,
@@ -3043,13 +3043,13 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32_checked(
     const __nv_bfloat16* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     const __nv_bfloat16* __restrict__ w,
-    int w_s0,
+    int ima_stride_w_0,
     __nv_bfloat16* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int N,
     int D,
     float eps,
@@ -3066,9 +3066,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_rms_norm::x_t<int, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_kernel_rms_norm::w_t<int, true>{w, w_s0, D, &ima_pending},
-        ima_kernel_rms_norm::y_t<int, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    ima_run<int, true>(ima_kernel_rms_norm::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, N, D, &ima_pending},
+        ima_kernel_rms_norm::ima_accessor_w<int, true>{w, ima_stride_w_0, D, &ima_pending},
+        ima_kernel_rms_norm::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, N, D, &ima_pending},
         N,
         D,
         eps,
@@ -3098,13 +3098,13 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64_checked(
     const __nv_bfloat16* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     const __nv_bfloat16* __restrict__ w,
-    long long w_s0,
+    long long ima_stride_w_0,
     __nv_bfloat16* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long N,
     long long D,
     float eps,
@@ -3121,9 +3121,9 @@ extern "C" __global__ void __launch_bounds__(256, 8) rms_norm_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_rms_norm::x_t<long long, true>{x, x_s0, x_s1, N, D, &ima_pending},
-        ima_kernel_rms_norm::w_t<long long, true>{w, w_s0, D, &ima_pending},
-        ima_kernel_rms_norm::y_t<long long, true>{y, y_s0, y_s1, N, D, &ima_pending},
+    ima_run<long long, true>(ima_kernel_rms_norm::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, N, D, &ima_pending},
+        ima_kernel_rms_norm::ima_accessor_w<long long, true>{w, ima_stride_w_0, D, &ima_pending},
+        ima_kernel_rms_norm::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, N, D, &ima_pending},
         N,
         D,
         eps,

@@ -2612,7 +2612,7 @@ namespace ima_kernel_rope {
 
 // in x: f16[B, H, S, D], stored [B, S, H, D]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2680,7 +2680,7 @@ struct x_t {
 // cos and sin of each position's angle, per pair.
 // in cos_tab: f32[S, D / 2]
 template <typename I, bool IMA_CHECKED>
-struct cos_tab_t {
+struct ima_accessor_cos_tab {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2695,7 +2695,7 @@ struct cos_tab_t {
 
 // in sin_tab: f32[S, D / 2]
 template <typename I, bool IMA_CHECKED>
-struct sin_tab_t {
+struct ima_accessor_sin_tab {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2710,7 +2710,7 @@ struct sin_tab_t {
 
 // out y: f16[B, H, S, D], stored [B, S, H, D]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2844,11 +2844,11 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const cos_tab_t<I, IMA_CHECKED> cos_tab,
-    const sin_tab_t<I, IMA_CHECKED> sin_tab,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_cos_tab<I, IMA_CHECKED> cos_tab,
+    const ima_accessor_sin_tab<I, IMA_CHECKED> sin_tab,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I B,
     const I H,
     const I S,
@@ -2876,38 +2876,38 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const cos_tab_t<I, IMA_CHECKED> cos_tab,
-    const sin_tab_t<I, IMA_CHECKED> sin_tab,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_cos_tab<I, IMA_CHECKED> cos_tab,
+    const ima_accessor_sin_tab<I, IMA_CHECKED> sin_tab,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I B,
     const I H,
     const I S,
     const I D,
     const ImaRec<IMA_CHECKED> ima_recorder) {
-    body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D);
+    ima_body<I, IMA_CHECKED>(x, cos_tab, sin_tab, y, B, H, S, D);
 }
 
 }  // namespace ima_kernel_rope
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
-    int x_s2,
-    int x_s3,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    int ima_stride_x_2,
+    int ima_stride_x_3,
     const float* __restrict__ cos_tab,
-    int cos_tab_s0,
-    int cos_tab_s1,
+    int ima_stride_cos_tab_0,
+    int ima_stride_cos_tab_1,
     const float* __restrict__ sin_tab,
-    int sin_tab_s0,
-    int sin_tab_s1,
+    int ima_stride_sin_tab_0,
+    int ima_stride_sin_tab_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
-    int y_s2,
-    int y_s3,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
+    int ima_stride_y_2,
+    int ima_stride_y_3,
     int B,
     int H,
     int S,
@@ -2922,10 +2922,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_kernel_rope::x_t<int, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rope::cos_tab_t<int, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rope::sin_tab_t<int, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rope::y_t<int, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_rope::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, ima_stride_x_2, ima_stride_x_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rope::ima_accessor_cos_tab<int, false>{cos_tab, ima_stride_cos_tab_0, ima_stride_cos_tab_1, S, (D / 2), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rope::ima_accessor_sin_tab<int, false>{sin_tab, ima_stride_sin_tab_0, ima_stride_sin_tab_1, S, (D / 2), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rope::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, ima_stride_y_2, ima_stride_y_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -2935,21 +2935,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
-    long long x_s2,
-    long long x_s3,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    long long ima_stride_x_2,
+    long long ima_stride_x_3,
     const float* __restrict__ cos_tab,
-    long long cos_tab_s0,
-    long long cos_tab_s1,
+    long long ima_stride_cos_tab_0,
+    long long ima_stride_cos_tab_1,
     const float* __restrict__ sin_tab,
-    long long sin_tab_s0,
-    long long sin_tab_s1,
+    long long ima_stride_sin_tab_0,
+    long long ima_stride_sin_tab_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
-    long long y_s2,
-    long long y_s3,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
+    long long ima_stride_y_2,
+    long long ima_stride_y_3,
     long long B,
     long long H,
     long long S,
@@ -2964,10 +2964,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_kernel_rope::x_t<long long, false>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rope::cos_tab_t<long long, false>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rope::sin_tab_t<long long, false>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), ImaRecorder{nullptr, nullptr}},
-        ima_kernel_rope::y_t<long long, false>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_rope::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, ima_stride_x_2, ima_stride_x_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rope::ima_accessor_cos_tab<long long, false>{cos_tab, ima_stride_cos_tab_0, ima_stride_cos_tab_1, S, (D / 2), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rope::ima_accessor_sin_tab<long long, false>{sin_tab, ima_stride_sin_tab_0, ima_stride_sin_tab_1, S, (D / 2), ImaRecorder{nullptr, nullptr}},
+        ima_kernel_rope::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, ima_stride_y_2, ima_stride_y_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -2977,21 +2977,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
     const __half* __restrict__ x,
-    int x_s0,
-    int x_s1,
-    int x_s2,
-    int x_s3,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
+    int ima_stride_x_2,
+    int ima_stride_x_3,
     const float* __restrict__ cos_tab,
-    int cos_tab_s0,
-    int cos_tab_s1,
+    int ima_stride_cos_tab_0,
+    int ima_stride_cos_tab_1,
     const float* __restrict__ sin_tab,
-    int sin_tab_s0,
-    int sin_tab_s1,
+    int ima_stride_sin_tab_0,
+    int ima_stride_sin_tab_1,
     __half* __restrict__ y,
-    int y_s0,
-    int y_s1,
-    int y_s2,
-    int y_s3,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
+    int ima_stride_y_2,
+    int ima_stride_y_3,
     int B,
     int H,
     int S,
@@ -3009,10 +3009,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_rope::x_t<int, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, &ima_pending},
-        ima_kernel_rope::cos_tab_t<int, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), &ima_pending},
-        ima_kernel_rope::sin_tab_t<int, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), &ima_pending},
-        ima_kernel_rope::y_t<int, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, &ima_pending},
+    ima_run<int, true>(ima_kernel_rope::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, ima_stride_x_2, ima_stride_x_3, B, H, S, D, &ima_pending},
+        ima_kernel_rope::ima_accessor_cos_tab<int, true>{cos_tab, ima_stride_cos_tab_0, ima_stride_cos_tab_1, S, (D / 2), &ima_pending},
+        ima_kernel_rope::ima_accessor_sin_tab<int, true>{sin_tab, ima_stride_sin_tab_0, ima_stride_sin_tab_1, S, (D / 2), &ima_pending},
+        ima_kernel_rope::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, ima_stride_y_2, ima_stride_y_3, B, H, S, D, &ima_pending},
         B,
         H,
         S,
@@ -3049,21 +3049,21 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) rope_i64_checked(
     const __half* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
-    long long x_s2,
-    long long x_s3,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
+    long long ima_stride_x_2,
+    long long ima_stride_x_3,
     const float* __restrict__ cos_tab,
-    long long cos_tab_s0,
-    long long cos_tab_s1,
+    long long ima_stride_cos_tab_0,
+    long long ima_stride_cos_tab_1,
     const float* __restrict__ sin_tab,
-    long long sin_tab_s0,
-    long long sin_tab_s1,
+    long long ima_stride_sin_tab_0,
+    long long ima_stride_sin_tab_1,
     __half* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
-    long long y_s2,
-    long long y_s3,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
+    long long ima_stride_y_2,
+    long long ima_stride_y_3,
     long long B,
     long long H,
     long long S,
@@ -3081,10 +3081,10 @@ extern "C" __global__ void __launch_bounds__(256, 1) rope_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_rope::x_t<long long, true>{x, x_s0, x_s1, x_s2, x_s3, B, H, S, D, &ima_pending},
-        ima_kernel_rope::cos_tab_t<long long, true>{cos_tab, cos_tab_s0, cos_tab_s1, S, (D / 2), &ima_pending},
-        ima_kernel_rope::sin_tab_t<long long, true>{sin_tab, sin_tab_s0, sin_tab_s1, S, (D / 2), &ima_pending},
-        ima_kernel_rope::y_t<long long, true>{y, y_s0, y_s1, y_s2, y_s3, B, H, S, D, &ima_pending},
+    ima_run<long long, true>(ima_kernel_rope::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, ima_stride_x_2, ima_stride_x_3, B, H, S, D, &ima_pending},
+        ima_kernel_rope::ima_accessor_cos_tab<long long, true>{cos_tab, ima_stride_cos_tab_0, ima_stride_cos_tab_1, S, (D / 2), &ima_pending},
+        ima_kernel_rope::ima_accessor_sin_tab<long long, true>{sin_tab, ima_stride_sin_tab_0, ima_stride_sin_tab_1, S, (D / 2), &ima_pending},
+        ima_kernel_rope::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, ima_stride_y_2, ima_stride_y_3, B, H, S, D, &ima_pending},
         B,
         H,
         S,

@@ -2608,7 +2608,7 @@ namespace ima_kernel_affine_view {
 
 // in x: f32[M, N], strided
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2623,7 +2623,7 @@ struct x_t {
 
 // out y: f32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2686,9 +2686,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const float a,
@@ -2701,9 +2701,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const float a,
@@ -2722,7 +2722,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, y, M, N, a, b, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, y, M, N, a, b, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2733,11 +2733,11 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int N,
     float a,
@@ -2749,8 +2749,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_affine_view::x_t<int, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_affine_view::y_t<int, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_affine_view::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_affine_view::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         a,
@@ -2760,11 +2760,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long N,
     float a,
@@ -2776,8 +2776,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_affine_view::x_t<long long, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_affine_view::y_t<long long, false>{y, y_s0, y_s1, M, N, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_affine_view::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_affine_view::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, M, N, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         a,
@@ -2787,11 +2787,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int N,
     float a,
@@ -2806,8 +2806,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_affine_view::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_affine_view::y_t<int, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<int, true>(ima_kernel_affine_view::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_affine_view::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         N,
         a,
@@ -2832,11 +2832,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long N,
     float a,
@@ -2851,8 +2851,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) affine_view_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_affine_view::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_affine_view::y_t<long long, true>{y, y_s0, y_s1, M, N, &ima_pending},
+    ima_run<long long, true>(ima_kernel_affine_view::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_affine_view::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, M, N, &ima_pending},
         M,
         N,
         a,

@@ -2608,7 +2608,7 @@ namespace ima_kernel_transpose {
 
 // in x: f32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2623,7 +2623,7 @@ struct x_t {
 
 // out y: f32[N, M]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2686,9 +2686,9 @@ struct y_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const I j,
@@ -2699,9 +2699,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
@@ -2718,7 +2718,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(x, y, M, N, ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(x, y, M, N, ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2729,11 +2729,11 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int N) {
     using namespace ima_kernel_transpose;
@@ -2743,8 +2743,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_transpose::x_t<int, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_transpose::y_t<int, false>{y, y_s0, y_s1, N, M, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_transpose::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_transpose::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, N, M, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -2752,11 +2752,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long N) {
     using namespace ima_kernel_transpose;
@@ -2766,8 +2766,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_transpose::x_t<long long, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_transpose::y_t<long long, false>{y, y_s0, y_s1, N, M, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_transpose::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_transpose::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, N, M, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -2775,11 +2775,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int N,
     ImaRecord* ima_record) {
@@ -2792,8 +2792,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_transpose::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_transpose::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    ima_run<int, true>(ima_kernel_transpose::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_transpose::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -2816,11 +2816,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long N,
     ImaRecord* ima_record) {
@@ -2833,8 +2833,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_transpose::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_transpose::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    ima_run<long long, true>(ima_kernel_transpose::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_transpose::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -2865,7 +2865,7 @@ namespace ima_kernel_transpose_tiled {
 
 // in x: f32[M, N]
 template <typename I, bool IMA_CHECKED>
-struct x_t {
+struct ima_accessor_x {
     const float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2880,7 +2880,7 @@ struct x_t {
 
 // out y: f32[N, M]
 template <typename I, bool IMA_CHECKED>
-struct y_t {
+struct ima_accessor_y {
     float* __restrict__ p;
     I s0, s1;
     I e0, e1;
@@ -2945,7 +2945,7 @@ struct y_t {
 // One column of padding avoids shared-memory bank conflicts.
 // shared tile: f32[TILE, TILE + 1], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct tile_t {
+struct ima_accessor_tile {
     float* p;
     I d0, d1;
     ImaRec<IMA_CHECKED> rec;
@@ -2996,12 +2996,12 @@ struct tile_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I N,
-    const tile_t<I, IMA_CHECKED> tile) {
+    const ima_accessor_tile<I, IMA_CHECKED> tile) {
 #line 19 "specs/transpose.ima"
 
         const I col = blockIdx.x * TILE + threadIdx.x;
@@ -3020,9 +3020,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const x_t<I, IMA_CHECKED> x,
-    const y_t<I, IMA_CHECKED> y,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_x<I, IMA_CHECKED> x,
+    const ima_accessor_y<I, IMA_CHECKED> y,
     const I M,
     const I N,
     const ImaRec<IMA_CHECKED> ima_recorder) {
@@ -3030,19 +3030,19 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const tile_t<I, IMA_CHECKED> tile{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, (32 + 1), ima_recorder};
-    body<I, IMA_CHECKED>(x, y, M, N, tile);
+    const ima_accessor_tile<I, IMA_CHECKED> tile{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, (32 + 1), ima_recorder};
+    ima_body<I, IMA_CHECKED>(x, y, M, N, tile);
 }
 
 }  // namespace ima_kernel_transpose_tiled
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int N) {
     using namespace ima_kernel_transpose_tiled;
@@ -3052,8 +3052,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_transpose_tiled::x_t<int, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_transpose_tiled::y_t<int, false>{y, y_s0, y_s1, N, M, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_transpose_tiled::ima_accessor_x<int, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_transpose_tiled::ima_accessor_y<int, false>{y, ima_stride_y_0, ima_stride_y_1, N, M, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -3061,11 +3061,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long N) {
     using namespace ima_kernel_transpose_tiled;
@@ -3075,8 +3075,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64(
     __builtin_assume(threadIdx.x < 32u);
     __builtin_assume(threadIdx.y < 8u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_transpose_tiled::x_t<long long, false>{x, x_s0, x_s1, M, N, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_transpose_tiled::y_t<long long, false>{y, y_s0, y_s1, N, M, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_transpose_tiled::ima_accessor_x<long long, false>{x, ima_stride_x_0, ima_stride_x_1, M, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_transpose_tiled::ima_accessor_y<long long, false>{y, ima_stride_y_0, ima_stride_y_1, N, M, ImaRecorder{nullptr, nullptr}},
         M,
         N,
         ImaRecorder{nullptr, nullptr});
@@ -3084,11 +3084,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32_checked(
     const float* __restrict__ x,
-    int x_s0,
-    int x_s1,
+    int ima_stride_x_0,
+    int ima_stride_x_1,
     float* __restrict__ y,
-    int y_s0,
-    int y_s1,
+    int ima_stride_y_0,
+    int ima_stride_y_1,
     int M,
     int N,
     ImaRecord* ima_record) {
@@ -3101,8 +3101,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32_checked
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_transpose_tiled::x_t<int, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_transpose_tiled::y_t<int, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    ima_run<int, true>(ima_kernel_transpose_tiled::ima_accessor_x<int, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_transpose_tiled::ima_accessor_y<int, true>{y, ima_stride_y_0, ima_stride_y_1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);
@@ -3129,11 +3129,11 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i32_checked
 
 extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64_checked(
     const float* __restrict__ x,
-    long long x_s0,
-    long long x_s1,
+    long long ima_stride_x_0,
+    long long ima_stride_x_1,
     float* __restrict__ y,
-    long long y_s0,
-    long long y_s1,
+    long long ima_stride_y_0,
+    long long ima_stride_y_1,
     long long M,
     long long N,
     ImaRecord* ima_record) {
@@ -3146,8 +3146,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) transpose_tiled_i64_checked
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_transpose_tiled::x_t<long long, true>{x, x_s0, x_s1, M, N, &ima_pending},
-        ima_kernel_transpose_tiled::y_t<long long, true>{y, y_s0, y_s1, N, M, &ima_pending},
+    ima_run<long long, true>(ima_kernel_transpose_tiled::ima_accessor_x<long long, true>{x, ima_stride_x_0, ima_stride_x_1, M, N, &ima_pending},
+        ima_kernel_transpose_tiled::ima_accessor_y<long long, true>{y, ima_stride_y_0, ima_stride_y_1, N, M, &ima_pending},
         M,
         N,
         &ima_pending);

@@ -2609,7 +2609,7 @@ namespace ima_kernel_attn_scores {
 // Queries.
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2625,7 +2625,7 @@ struct q_t {
 // Keys.
 // in k: f16[B, H, T, D]
 template <typename I, bool IMA_CHECKED>
-struct k_t {
+struct ima_accessor_k {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2640,7 +2640,7 @@ struct k_t {
 
 // out o: f32[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct o_t {
+struct ima_accessor_o {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -2703,10 +2703,10 @@ struct o_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -2729,10 +2729,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -2753,7 +2753,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -2764,20 +2764,20 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -2794,9 +2794,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_kernel_attn_scores::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_attn_scores::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores::ima_accessor_k<int, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores::ima_accessor_o<int, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -2808,20 +2808,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -2838,9 +2838,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_kernel_attn_scores::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_attn_scores::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores::ima_accessor_k<long long, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores::ima_accessor_o<long long, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -2852,20 +2852,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32_checked(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -2885,9 +2885,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<int, true>(ima_kernel_attn_scores::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores::ima_accessor_k<int, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores::ima_accessor_o<int, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -2924,20 +2924,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64_checked(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -2957,9 +2957,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_scores_i64_checked(
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<long long, true>(ima_kernel_attn_scores::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores::ima_accessor_k<long long, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores::ima_accessor_o<long long, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3002,7 +3002,7 @@ namespace ima_kernel_softmax_rows {
 
 // in s: f32[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct s_t {
+struct ima_accessor_s {
     const float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3017,7 +3017,7 @@ struct s_t {
 
 // out p: f16[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct p_t {
+struct ima_accessor_p {
     __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3082,7 +3082,7 @@ struct p_t {
 // One partial result per warp.
 // shared red: f32[32], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct red_t {
+struct ima_accessor_red {
     float* p;
     I d0;
     ImaRec<IMA_CHECKED> rec;
@@ -3113,14 +3113,14 @@ struct red_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const s_t<I, IMA_CHECKED> s,
-    const p_t<I, IMA_CHECKED> p,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_s<I, IMA_CHECKED> s,
+    const ima_accessor_p<I, IMA_CHECKED> p,
     const I B,
     const I H,
     const I S,
     const I T,
-    const red_t<I, IMA_CHECKED> red,
+    const ima_accessor_red<I, IMA_CHECKED> red,
     const I b,
     const I h,
     const I i) {
@@ -3153,9 +3153,9 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const s_t<I, IMA_CHECKED> s,
-    const p_t<I, IMA_CHECKED> p,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_s<I, IMA_CHECKED> s,
+    const ima_accessor_p<I, IMA_CHECKED> p,
     const I B,
     const I H,
     const I S,
@@ -3165,7 +3165,7 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const red_t<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
+    const ima_accessor_red<I, IMA_CHECKED> red{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, ima_recorder};
     const I ima_n = B * H * S;
     const I ima_step = I(gridDim.x);
     I ima_idx = I(blockIdx.x);
@@ -3179,7 +3179,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(s, p, B, H, S, T, red, ima_i[2], ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(s, p, B, H, S, T, red, ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         // The next row reuses shared memory: let every thread finish this one first. (The
@@ -3193,15 +3193,15 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32(
     const float* __restrict__ s,
-    int s_s0,
-    int s_s1,
-    int s_s2,
-    int s_s3,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
+    int ima_stride_s_2,
+    int ima_stride_s_3,
     __half* __restrict__ p,
-    int p_s0,
-    int p_s1,
-    int p_s2,
-    int p_s3,
+    int ima_stride_p_0,
+    int ima_stride_p_1,
+    int ima_stride_p_2,
+    int ima_stride_p_3,
     int B,
     int H,
     int S,
@@ -3213,8 +3213,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_softmax_rows::s_t<int, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_softmax_rows::p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_softmax_rows::ima_accessor_s<int, false>{s, ima_stride_s_0, ima_stride_s_1, ima_stride_s_2, ima_stride_s_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_softmax_rows::ima_accessor_p<int, false>{p, ima_stride_p_0, ima_stride_p_1, ima_stride_p_2, ima_stride_p_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -3224,15 +3224,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64(
     const float* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
-    long long s_s2,
-    long long s_s3,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
+    long long ima_stride_s_2,
+    long long ima_stride_s_3,
     __half* __restrict__ p,
-    long long p_s0,
-    long long p_s1,
-    long long p_s2,
-    long long p_s3,
+    long long ima_stride_p_0,
+    long long ima_stride_p_1,
+    long long ima_stride_p_2,
+    long long ima_stride_p_3,
     long long B,
     long long H,
     long long S,
@@ -3244,8 +3244,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_softmax_rows::s_t<long long, false>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_softmax_rows::p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_softmax_rows::ima_accessor_s<long long, false>{s, ima_stride_s_0, ima_stride_s_1, ima_stride_s_2, ima_stride_s_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_softmax_rows::ima_accessor_p<long long, false>{p, ima_stride_p_0, ima_stride_p_1, ima_stride_p_2, ima_stride_p_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -3255,15 +3255,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32_checked(
     const float* __restrict__ s,
-    int s_s0,
-    int s_s1,
-    int s_s2,
-    int s_s3,
+    int ima_stride_s_0,
+    int ima_stride_s_1,
+    int ima_stride_s_2,
+    int ima_stride_s_3,
     __half* __restrict__ p,
-    int p_s0,
-    int p_s1,
-    int p_s2,
-    int p_s3,
+    int ima_stride_p_0,
+    int ima_stride_p_1,
+    int ima_stride_p_2,
+    int ima_stride_p_3,
     int B,
     int H,
     int S,
@@ -3278,8 +3278,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_softmax_rows::s_t<int, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, &ima_pending},
-        ima_kernel_softmax_rows::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
+    ima_run<int, true>(ima_kernel_softmax_rows::ima_accessor_s<int, true>{s, ima_stride_s_0, ima_stride_s_1, ima_stride_s_2, ima_stride_s_3, B, H, S, T, &ima_pending},
+        ima_kernel_softmax_rows::ima_accessor_p<int, true>{p, ima_stride_p_0, ima_stride_p_1, ima_stride_p_2, ima_stride_p_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3311,15 +3311,15 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64_checked(
     const float* __restrict__ s,
-    long long s_s0,
-    long long s_s1,
-    long long s_s2,
-    long long s_s3,
+    long long ima_stride_s_0,
+    long long ima_stride_s_1,
+    long long ima_stride_s_2,
+    long long ima_stride_s_3,
     __half* __restrict__ p,
-    long long p_s0,
-    long long p_s1,
-    long long p_s2,
-    long long p_s3,
+    long long ima_stride_p_0,
+    long long ima_stride_p_1,
+    long long ima_stride_p_2,
+    long long ima_stride_p_3,
     long long B,
     long long H,
     long long S,
@@ -3334,8 +3334,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) softmax_rows_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_softmax_rows::s_t<long long, true>{s, s_s0, s_s1, s_s2, s_s3, B, H, S, T, &ima_pending},
-        ima_kernel_softmax_rows::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
+    ima_run<long long, true>(ima_kernel_softmax_rows::ima_accessor_s<long long, true>{s, ima_stride_s_0, ima_stride_s_1, ima_stride_s_2, ima_stride_s_3, B, H, S, T, &ima_pending},
+        ima_kernel_softmax_rows::ima_accessor_p<long long, true>{p, ima_stride_p_0, ima_stride_p_1, ima_stride_p_2, ima_stride_p_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -3373,7 +3373,7 @@ namespace ima_kernel_attn_pv {
 
 // in p: f16[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct p_t {
+struct ima_accessor_p {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3388,7 +3388,7 @@ struct p_t {
 
 // in v: f16[B, H, T, D]
 template <typename I, bool IMA_CHECKED>
-struct v_t {
+struct ima_accessor_v {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3403,7 +3403,7 @@ struct v_t {
 
 // out o: f32[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
-struct o_t {
+struct ima_accessor_o {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3466,10 +3466,10 @@ struct o_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const p_t<I, IMA_CHECKED> p,
-    const v_t<I, IMA_CHECKED> v,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_p<I, IMA_CHECKED> p,
+    const ima_accessor_v<I, IMA_CHECKED> v,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -3489,10 +3489,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const p_t<I, IMA_CHECKED> p,
-    const v_t<I, IMA_CHECKED> v,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_p<I, IMA_CHECKED> p,
+    const ima_accessor_v<I, IMA_CHECKED> v,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -3512,7 +3512,7 @@ __device__ __forceinline__ void run(
     if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
     for (;;) {
         ima_assume_below(ima_i, ima_e);
-        body<I, IMA_CHECKED>(p, v, o, B, H, S, T, D, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
+        ima_body<I, IMA_CHECKED>(p, v, o, B, H, S, T, D, ima_i[3], ima_i[2], ima_i[1], ima_i[0]);
         ima_idx += ima_step;
         if (ima_idx >= ima_n) break;
         ima_add_digits(ima_i, ima_s, ima_e);
@@ -3523,20 +3523,20 @@ __device__ __forceinline__ void run(
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32(
     const __half* __restrict__ p,
-    int p_s0,
-    int p_s1,
-    int p_s2,
-    int p_s3,
+    int ima_stride_p_0,
+    int ima_stride_p_1,
+    int ima_stride_p_2,
+    int ima_stride_p_3,
     const __half* __restrict__ v,
-    int v_s0,
-    int v_s1,
-    int v_s2,
-    int v_s3,
+    int ima_stride_v_0,
+    int ima_stride_v_1,
+    int ima_stride_v_2,
+    int ima_stride_v_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -3549,9 +3549,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<int, false>(ima_kernel_attn_pv::p_t<int, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_pv::v_t<int, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_pv::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_attn_pv::ima_accessor_p<int, false>{p, ima_stride_p_0, ima_stride_p_1, ima_stride_p_2, ima_stride_p_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_pv::ima_accessor_v<int, false>{v, ima_stride_v_0, ima_stride_v_1, ima_stride_v_2, ima_stride_v_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_pv::ima_accessor_o<int, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -3562,20 +3562,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64(
     const __half* __restrict__ p,
-    long long p_s0,
-    long long p_s1,
-    long long p_s2,
-    long long p_s3,
+    long long ima_stride_p_0,
+    long long ima_stride_p_1,
+    long long ima_stride_p_2,
+    long long ima_stride_p_3,
     const __half* __restrict__ v,
-    long long v_s0,
-    long long v_s1,
-    long long v_s2,
-    long long v_s3,
+    long long ima_stride_v_0,
+    long long ima_stride_v_1,
+    long long ima_stride_v_2,
+    long long ima_stride_v_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -3588,9 +3588,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64(
     __builtin_assume(threadIdx.x < 256u);
     __builtin_assume(threadIdx.y < 1u);
     __builtin_assume(threadIdx.z < 1u);
-    run<long long, false>(ima_kernel_attn_pv::p_t<long long, false>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_pv::v_t<long long, false>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_pv::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_attn_pv::ima_accessor_p<long long, false>{p, ima_stride_p_0, ima_stride_p_1, ima_stride_p_2, ima_stride_p_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_pv::ima_accessor_v<long long, false>{v, ima_stride_v_0, ima_stride_v_1, ima_stride_v_2, ima_stride_v_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_pv::ima_accessor_o<long long, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -3601,20 +3601,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32_checked(
     const __half* __restrict__ p,
-    int p_s0,
-    int p_s1,
-    int p_s2,
-    int p_s3,
+    int ima_stride_p_0,
+    int ima_stride_p_1,
+    int ima_stride_p_2,
+    int ima_stride_p_3,
     const __half* __restrict__ v,
-    int v_s0,
-    int v_s1,
-    int v_s2,
-    int v_s3,
+    int ima_stride_v_0,
+    int ima_stride_v_1,
+    int ima_stride_v_2,
+    int ima_stride_v_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -3630,9 +3630,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_pv::p_t<int, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
-        ima_kernel_attn_pv::v_t<int, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_pv::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, &ima_pending},
+    ima_run<int, true>(ima_kernel_attn_pv::ima_accessor_p<int, true>{p, ima_stride_p_0, ima_stride_p_1, ima_stride_p_2, ima_stride_p_3, B, H, S, T, &ima_pending},
+        ima_kernel_attn_pv::ima_accessor_v<int, true>{v, ima_stride_v_0, ima_stride_v_1, ima_stride_v_2, ima_stride_v_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_pv::ima_accessor_o<int, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, D, &ima_pending},
         B,
         H,
         S,
@@ -3668,20 +3668,20 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i32_checked(
 
 extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
     const __half* __restrict__ p,
-    long long p_s0,
-    long long p_s1,
-    long long p_s2,
-    long long p_s3,
+    long long ima_stride_p_0,
+    long long ima_stride_p_1,
+    long long ima_stride_p_2,
+    long long ima_stride_p_3,
     const __half* __restrict__ v,
-    long long v_s0,
-    long long v_s1,
-    long long v_s2,
-    long long v_s3,
+    long long ima_stride_v_0,
+    long long ima_stride_v_1,
+    long long ima_stride_v_2,
+    long long ima_stride_v_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -3697,9 +3697,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) attn_pv_i64_checked(
     __builtin_assume(threadIdx.z < 1u);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_pv::p_t<long long, true>{p, p_s0, p_s1, p_s2, p_s3, B, H, S, T, &ima_pending},
-        ima_kernel_attn_pv::v_t<long long, true>{v, v_s0, v_s1, v_s2, v_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_pv::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, D, &ima_pending},
+    ima_run<long long, true>(ima_kernel_attn_pv::ima_accessor_p<long long, true>{p, ima_stride_p_0, ima_stride_p_1, ima_stride_p_2, ima_stride_p_3, B, H, S, T, &ima_pending},
+        ima_kernel_attn_pv::ima_accessor_v<long long, true>{v, ima_stride_v_0, ima_stride_v_1, ima_stride_v_2, ima_stride_v_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_pv::ima_accessor_o<long long, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, D, &ima_pending},
         B,
         H,
         S,
@@ -3744,7 +3744,7 @@ namespace ima_kernel_attn_scores_tiled {
 
 // in q: f16[B, H, S, D]
 template <typename I, bool IMA_CHECKED>
-struct q_t {
+struct ima_accessor_q {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3811,7 +3811,7 @@ struct q_t {
 
 // in k: f16[B, H, T, D]
 template <typename I, bool IMA_CHECKED>
-struct k_t {
+struct ima_accessor_k {
     const __half* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3878,7 +3878,7 @@ struct k_t {
 
 // out o: f32[B, H, S, T]
 template <typename I, bool IMA_CHECKED>
-struct o_t {
+struct ima_accessor_o {
     float* __restrict__ p;
     I s0, s1, s2, s3;
     I e0, e1, e2, e3;
@@ -3943,7 +3943,7 @@ struct o_t {
 // A chunk of the tile's rows of q, and of k: [d, row].
 // shared qs: f32[32, 128], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct qs_t {
+struct ima_accessor_qs {
     float* p;
     I d0, d1;
     ImaRec<IMA_CHECKED> rec;
@@ -3995,7 +3995,7 @@ struct qs_t {
 
 // shared ks: f32[32, 128], row-major in dynamic shared memory
 template <typename I, bool IMA_CHECKED>
-struct ks_t {
+struct ima_accessor_ks {
     float* p;
     I d0, d1;
     ImaRec<IMA_CHECKED> rec;
@@ -4046,18 +4046,18 @@ struct ks_t {
 };
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void body(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
     const I D,
     const I T,
     const float scale,
-    const qs_t<I, IMA_CHECKED> qs,
-    const ks_t<I, IMA_CHECKED> ks) {
+    const ima_accessor_qs<I, IMA_CHECKED> qs,
+    const ima_accessor_ks<I, IMA_CHECKED> ks) {
 #line 81 "specs/attn.ima"
 
         const I b = I(blockIdx.x) / H, h = I(blockIdx.x) % H;
@@ -4123,10 +4123,10 @@ __device__ __forceinline__ void body(
 }
 
 template <typename I, bool IMA_CHECKED>
-__device__ __forceinline__ void run(
-    const q_t<I, IMA_CHECKED> q,
-    const k_t<I, IMA_CHECKED> k,
-    const o_t<I, IMA_CHECKED> o,
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_q<I, IMA_CHECKED> q,
+    const ima_accessor_k<I, IMA_CHECKED> k,
+    const ima_accessor_o<I, IMA_CHECKED> o,
     const I B,
     const I H,
     const I S,
@@ -4138,30 +4138,30 @@ __device__ __forceinline__ void run(
     // sizes the launch alike (runtime/src/check/shared.rs).
     extern __shared__ __align__(16) unsigned char ima_smem[];
     I ima_smem_off = 0;
-    const qs_t<I, IMA_CHECKED> qs{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 128, ima_recorder};
+    const ima_accessor_qs<I, IMA_CHECKED> qs{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 128, ima_recorder};
     ima_smem_off = (ima_smem_off + 32 * 128 * I(sizeof(float)) + 15) / 16 * 16;
-    const ks_t<I, IMA_CHECKED> ks{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 128, ima_recorder};
-    body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
+    const ima_accessor_ks<I, IMA_CHECKED> ks{reinterpret_cast<float*>(ima_smem + ima_smem_off), 32, 128, ima_recorder};
+    ima_body<I, IMA_CHECKED>(q, k, o, B, H, S, D, T, scale, qs, ks);
 }
 
 }  // namespace ima_kernel_attn_scores_tiled
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -4178,9 +4178,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<int, false>(ima_kernel_attn_scores_tiled::q_t<int, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tiled::k_t<int, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tiled::o_t<int, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<int, false>(ima_kernel_attn_scores_tiled::ima_accessor_q<int, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tiled::ima_accessor_k<int, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tiled::ima_accessor_o<int, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -4192,20 +4192,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32(
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -4222,9 +4222,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64(
     // What divides the dimensions, or their values, by the constraints the runtime checked
     // before the launch.
     __builtin_assume(D % 8 == 0);
-    run<long long, false>(ima_kernel_attn_scores_tiled::q_t<long long, false>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tiled::k_t<long long, false>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
-        ima_kernel_attn_scores_tiled::o_t<long long, false>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
+    ima_run<long long, false>(ima_kernel_attn_scores_tiled::ima_accessor_q<long long, false>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tiled::ima_accessor_k<long long, false>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_attn_scores_tiled::ima_accessor_o<long long, false>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, ImaRecorder{nullptr, nullptr}},
         B,
         H,
         S,
@@ -4236,20 +4236,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64(
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32_checked(
     const __half* __restrict__ q,
-    int q_s0,
-    int q_s1,
-    int q_s2,
-    int q_s3,
+    int ima_stride_q_0,
+    int ima_stride_q_1,
+    int ima_stride_q_2,
+    int ima_stride_q_3,
     const __half* __restrict__ k,
-    int k_s0,
-    int k_s1,
-    int k_s2,
-    int k_s3,
+    int ima_stride_k_0,
+    int ima_stride_k_1,
+    int ima_stride_k_2,
+    int ima_stride_k_3,
     float* __restrict__ o,
-    int o_s0,
-    int o_s1,
-    int o_s2,
-    int o_s3,
+    int ima_stride_o_0,
+    int ima_stride_o_1,
+    int ima_stride_o_2,
+    int ima_stride_o_3,
     int B,
     int H,
     int S,
@@ -4269,9 +4269,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32_check
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<int, true>(ima_kernel_attn_scores_tiled::q_t<int, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_tiled::k_t<int, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_tiled::o_t<int, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<int, true>(ima_kernel_attn_scores_tiled::ima_accessor_q<int, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_tiled::ima_accessor_k<int, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_tiled::ima_accessor_o<int, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,
@@ -4316,20 +4316,20 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i32_check
 
 extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64_checked(
     const __half* __restrict__ q,
-    long long q_s0,
-    long long q_s1,
-    long long q_s2,
-    long long q_s3,
+    long long ima_stride_q_0,
+    long long ima_stride_q_1,
+    long long ima_stride_q_2,
+    long long ima_stride_q_3,
     const __half* __restrict__ k,
-    long long k_s0,
-    long long k_s1,
-    long long k_s2,
-    long long k_s3,
+    long long ima_stride_k_0,
+    long long ima_stride_k_1,
+    long long ima_stride_k_2,
+    long long ima_stride_k_3,
     float* __restrict__ o,
-    long long o_s0,
-    long long o_s1,
-    long long o_s2,
-    long long o_s3,
+    long long ima_stride_o_0,
+    long long ima_stride_o_1,
+    long long ima_stride_o_2,
+    long long ima_stride_o_3,
     long long B,
     long long H,
     long long S,
@@ -4349,9 +4349,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) attn_scores_tiled_i64_check
     __builtin_assume(D % 8 == 0);
     ImaPending ima_pending;
     ima_pending.count = 0;
-    run<long long, true>(ima_kernel_attn_scores_tiled::q_t<long long, true>{q, q_s0, q_s1, q_s2, q_s3, B, H, S, D, &ima_pending},
-        ima_kernel_attn_scores_tiled::k_t<long long, true>{k, k_s0, k_s1, k_s2, k_s3, B, H, T, D, &ima_pending},
-        ima_kernel_attn_scores_tiled::o_t<long long, true>{o, o_s0, o_s1, o_s2, o_s3, B, H, S, T, &ima_pending},
+    ima_run<long long, true>(ima_kernel_attn_scores_tiled::ima_accessor_q<long long, true>{q, ima_stride_q_0, ima_stride_q_1, ima_stride_q_2, ima_stride_q_3, B, H, S, D, &ima_pending},
+        ima_kernel_attn_scores_tiled::ima_accessor_k<long long, true>{k, ima_stride_k_0, ima_stride_k_1, ima_stride_k_2, ima_stride_k_3, B, H, T, D, &ima_pending},
+        ima_kernel_attn_scores_tiled::ima_accessor_o<long long, true>{o, ima_stride_o_0, ima_stride_o_1, ima_stride_o_2, ima_stride_o_3, B, H, S, T, &ima_pending},
         B,
         H,
         S,

@@ -1,0 +1,44 @@
+//! The identifiers the generated CUDA derives from a spec's names. Each starts with a prefix
+//! of its own under `ima_`, which no spec name may start with (dsl/src/reserved.rs) and no
+//! identifier of ima.cuh starts with (codegen/tests/ima_cuh.rs holds it to that), so no
+//! argument, symbol, param or shared array can meet one: an argument `x` beside one named
+//! `x_s0` or `x_t` once made a duplicate parameter or a type shadowed by a variable.
+
+/// Each kernel's declarations (constants, accessors, body) stand in the namespace of this
+/// prefix and its name, so that a kernel may take the name of one of ima.cuh's helpers less
+/// the `ima_` (`ceil_div`, `rotate_half`), which a namespace `ima_<name>` made a
+/// redeclaration.
+pub const KERNEL_NAMESPACE_PREFIX: &str = "ima_kernel_";
+const ACCESSOR_PREFIX: &str = "ima_accessor_";
+const STRIDE_PREFIX: &str = "ima_stride_";
+const TENSOR_MAP_PREFIX: &str = "ima_tensor_map_";
+
+/// Every prefix above, for the test that ima.cuh leaves them free.
+pub const DERIVED_PREFIXES: &[&str] = &[
+    KERNEL_NAMESPACE_PREFIX,
+    ACCESSOR_PREFIX,
+    STRIDE_PREFIX,
+    TENSOR_MAP_PREFIX,
+];
+
+/// The namespace of kernel `name`'s declarations.
+pub(super) fn kernel_namespace(name: &str) -> String {
+    format!("{KERNEL_NAMESPACE_PREFIX}{name}")
+}
+
+/// The accessor type (a template over the index type and checked mode) of an argument or
+/// shared array.
+pub(super) fn accessor_type(name: &str) -> String {
+    format!("{ACCESSOR_PREFIX}{name}")
+}
+
+/// An entry point's parameter holding buffer `ident`'s stride along physical dimension `dim`
+/// (read from the right, the name gives back its one pair: `dim` has no `_`).
+pub(super) fn stride_param(ident: &str, dim: usize) -> String {
+    format!("{STRIDE_PREFIX}{ident}_{dim}")
+}
+
+/// An entry point's parameter holding buffer `ident`'s TMA tensor map.
+pub(super) fn tensor_map_param(ident: &str) -> String {
+    format!("{TENSOR_MAP_PREFIX}{ident}")
+}
