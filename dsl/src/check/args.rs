@@ -1,6 +1,7 @@
 //! Tensor arguments and params: element types, scalar param types, quantization formats
 //! and their options, `stored` orders, `align`, `tma` and `early`.
 
+use super::scope::at_least;
 use super::{CheckError, KernelChecker, Scope};
 use crate::ast::{self, ExprKind, Role, Span};
 use crate::ir;
@@ -286,10 +287,15 @@ impl KernelChecker<'_> {
             };
             match (name, &opt.value) {
                 ("group", Some(e)) => {
-                    group = scope.int_expr(e, self.errors).map(|expr| ir::Extent {
-                        text: e.to_string(),
-                        expr,
-                    });
+                    group = scope
+                        .int_expr(e, self.errors)
+                        .filter(|expr| {
+                            at_least(expr, 1, "a group size", e.span, self.errors).is_some()
+                        })
+                        .map(|expr| ir::Extent {
+                            text: e.to_string(),
+                            expr,
+                        });
                 }
                 ("zeros", Some(_)) if word == Some("plain") => zeros = ir::Zeros::Plain,
                 ("zeros", Some(_)) if word == Some("minus_one") => zeros = ir::Zeros::MinusOne,

@@ -72,9 +72,13 @@ check_errors! {
     UnknownSymbol { name: String, span: Span },
 
     // Expressions.
-    /// A constant expression (a `const`'s value, or a launch number) that overflows 64 bits
-    /// or divides by zero.
+    /// An expression no launch can evaluate: a part with no symbol or param (a `const`'s
+    /// value, a launch number, a constant clause) that overflows 64 bits or divides by zero,
+    /// or a division by a constant 0.
     ConstOverflow { span: Span },
+    /// An extent, a grid's extent or a group size that is a constant below its least value
+    /// (0; a group 1): every launch would be refused.
+    ConstantBelow { what: &'static str, value: i64, least: i64, span: Span },
     /// A number where a condition is expected, or the reverse.
     TypeMismatch { expected: Ty, found: Ty, span: Span },
     /// A float param in an extent or a constraint.
@@ -282,10 +286,21 @@ impl CheckError {
                     ))
             }
             ConstOverflow { span } => Diagnostic::error(
-                "constant expression overflows or divides by zero",
+                "expression overflows or divides by zero",
                 *span,
                 "cannot be evaluated",
             ),
+            ConstantBelow {
+                what,
+                value,
+                least,
+                span,
+            } => Diagnostic::error(
+                format!("{what} is {value}, below {least}"),
+                *span,
+                format!("always {value}"),
+            )
+            .with_help("every launch would be refused: give it a value it can take"),
             TypeMismatch {
                 expected,
                 found,

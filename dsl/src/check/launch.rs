@@ -1,6 +1,7 @@
 //! The launch: its form (`launch over`, `launch blocks over`, `launch grid`, `launch
 //! persistent`), the block's shape, the cluster, `min_blocks`, and the launch indices.
 
+use super::scope::at_least;
 use super::{CheckError, DEFAULT_BLOCK, KernelChecker, Scope, check_reserved, duplicate};
 use crate::ast::{self, Role, Span};
 use crate::ir;
@@ -79,7 +80,11 @@ impl KernelChecker<'_> {
                 }
                 let grid: Vec<ir::Expr> = grid
                     .iter()
-                    .map(|e| scope.int_expr(e, self.errors))
+                    .map(|e| {
+                        let expr = scope.int_expr(e, self.errors)?;
+                        at_least(&expr, 0, "a grid's extent", e.span, self.errors)?;
+                        Some(expr)
+                    })
                     .collect::<Vec<_>>()
                     .into_iter()
                     .collect::<Option<_>>()?;

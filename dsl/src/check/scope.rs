@@ -6,6 +6,7 @@ use super::CheckError;
 use crate::ast::{self, ExprKind, Span};
 use crate::ir;
 use crate::ir::DType;
+use ima_contract::NotConst;
 use std::collections::HashMap;
 
 /// Evaluates a constant expression (one with no symbols or params).
@@ -21,6 +22,29 @@ pub(super) fn fold(e: &ir::Expr, at: &ast::Expr, errors: &mut Vec<CheckError>) -
 /// contract's one evaluator, so `&&` and `||` short-circuit as at launch).
 pub(super) fn eval_const(e: &ir::Expr) -> Option<i64> {
     e.eval_const()
+}
+
+/// `Some` unless `e` is a constant below `least` (a negative extent, a group of 0), which
+/// is reported: every launch would be refused.
+pub(super) fn at_least(
+    e: &ir::Expr,
+    least: i64,
+    what: &'static str,
+    span: Span,
+    errors: &mut Vec<CheckError>,
+) -> Option<()> {
+    match eval_const(e) {
+        Some(value) if value < least => {
+            errors.push(CheckError::ConstantBelow {
+                what,
+                value,
+                least,
+                span,
+            });
+            None
+        }
+        _ => Some(()),
+    }
 }
 
 /// Whether an expression is a number or a truth value.
@@ -70,9 +94,11 @@ impl<'a> Scope<'a> {
         extents
             .iter()
             .map(|e| {
+                let expr = self.int_expr(e, errors)?;
+                at_least(&expr, 0, "an extent", e.span, errors)?;
                 Some(ir::Extent {
                     text: e.to_string(),
-                    expr: self.int_expr(e, errors)?,
+                    expr,
                 })
             })
             .collect()
@@ -101,7 +127,24 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// [`Scope::resolve_parts`], refusing an expression no launch can evaluate: a part with
+    /// no symbol or param that overflows or divides by zero (reported at the innermost
+    /// such part only, whose parents then do not resolve), or a division by a constant 0.
     fn resolve(&self, e: &ast::Expr, errors: &mut Vec<CheckError>) -> Option<(ir::Expr, Ty)> {
+        let (ir, ty) = self.resolve_parts(e, errors)?;
+        let by_zero = matches!(
+            &ir,
+            ir::Expr::Bin(ir::BinOp::Div | ir::BinOp::Rem | ir::BinOp::CeilDiv, _, b)
+                if **b == ir::Expr::Const(0)
+        );
+        if by_zero || matches!(ima_contract::eval_const(&ir), Err(NotConst::Eval(_))) {
+            errors.push(CheckError::ConstOverflow { span: e.span });
+            return None;
+        }
+        Some((ir, ty))
+    }
+
+    fn resolve_parts(&self, e: &ast::Expr, errors: &mut Vec<CheckError>) -> Option<(ir::Expr, Ty)> {
         use ast::BinOp as A;
         use ir::BinOp as B;
         match &e.kind {
