@@ -178,7 +178,7 @@ struct ValuesCu {
     ascending: bool,
 }
 
-/// How `run` covers the domain.
+/// How `ima_run` covers the domain.
 enum LaunchCu {
     /// Every thread runs the body once; the body indexes by hand.
     Grid,

@@ -254,7 +254,7 @@ fn py_type(d: ir::DType) -> &'static str {
     if d.is_integer() { "int" } else { "float" }
 }
 
-/// An extent as a Python expression over `s_NAME` symbol variables and params, with the
+/// An extent as a Python expression over `_s_NAME` symbol variables and params, with the
 /// contract's semantics: `/` and `%` truncate as in C (`_imac.c_div`, `c_rem`; Python's
 /// floor), logic gives 0 or 1 (Python's `and` and `or` give an operand).
 fn py_expr(k: &ir::Kernel, e: &Expr) -> String {

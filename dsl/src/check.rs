@@ -38,39 +38,41 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
     let mut kernel_names: HashMap<String, Span> = HashMap::new();
     let mut kernels = Vec::new();
     let mut const_order = Vec::new();
-    // Each kernel and constant name once (the first where it repeats), for names.rs.
-    let mut kernel_idents: Vec<&ast::Ident> = Vec::new();
+    // Each kernel and constant once (the first where a name repeats), for names.rs.
+    let mut kernel_decls: Vec<&ast::Kernel> = Vec::new();
     let mut const_idents: Vec<&ast::Ident> = Vec::new();
+    // The constants first, each over those before it: the generated modules declare every
+    // one for every kernel, so a kernel sees those declared after it too.
     for item in &file.items {
-        match item {
-            ast::Item::Const(c) => {
-                let scope = Scope::consts_only(&consts);
-                let value = scope
-                    .int_expr(&c.value, &mut errors)
-                    .and_then(|e| fold(&e, &c.value, &mut errors));
-                if let Some(prev) = consts.get(&c.name.name) {
-                    errors.push(duplicate("constant", &c.name, prev.1));
-                } else if let Some(v) = value {
-                    check_reserved(&c.name, &mut errors);
-                    const_idents.push(&c.name);
-                    consts.insert(c.name.name.clone(), (v, c.name.span));
-                    const_order.push((c.name.name.clone(), v));
-                }
-            }
-            ast::Item::Kernel(k) => {
-                if let Some(&prev) = kernel_names.get(&k.name.name) {
-                    errors.push(duplicate("kernel", &k.name, prev));
-                } else {
-                    kernel_names.insert(k.name.name.clone(), k.name.span);
-                    kernel_idents.push(&k.name);
-                }
-                if let Some(kernel) = KernelChecker::new(k, &consts, source, &mut errors).run() {
-                    kernels.push(kernel);
-                }
+        if let ast::Item::Const(c) = item {
+            let scope = Scope::consts_only(&consts);
+            let value = scope
+                .int_expr(&c.value, &mut errors)
+                .and_then(|e| fold(&e, &c.value, &mut errors));
+            if let Some(prev) = consts.get(&c.name.name) {
+                errors.push(duplicate("constant", &c.name, prev.1));
+            } else if let Some(v) = value {
+                check_reserved(&c.name, &mut errors);
+                const_idents.push(&c.name);
+                consts.insert(c.name.name.clone(), (v, c.name.span));
+                const_order.push((c.name.name.clone(), v));
             }
         }
     }
-    names::module_clashes(&kernel_idents, &const_idents, &mut errors);
+    for item in &file.items {
+        if let ast::Item::Kernel(k) = item {
+            if let Some(&prev) = kernel_names.get(&k.name.name) {
+                errors.push(duplicate("kernel", &k.name, prev));
+            } else {
+                kernel_names.insert(k.name.name.clone(), k.name.span);
+                kernel_decls.push(k);
+            }
+            if let Some(kernel) = KernelChecker::new(k, &consts, source, &mut errors).run() {
+                kernels.push(kernel);
+            }
+        }
+    }
+    names::module_clashes(&kernel_decls, &const_idents, &mut errors);
     if errors.is_empty() {
         Ok(ir::Module {
             file: source.name.clone(),

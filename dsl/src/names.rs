@@ -2,9 +2,10 @@
 //! written once: the back ends print them and the checker (check/names.rs) refuses a spec
 //! in which two of them, or one and a spec name, would be the same identifier.
 //!
-//! The generated CUDA's derived names need no check: each takes a prefix of its own under
-//! the reserved `ima_` (codegen/src/cuda/names.rs); the Python package's private names
-//! start with the reserved `_`.
+//! The generated CUDA's own derived names need no check: each takes a prefix of its own
+//! under the reserved `ima_` (codegen/src/cuda/names.rs); nor do the Python package's
+//! private names, which start with the reserved `_`. A quantized argument's buffers are
+//! named here ([`quant_buffer`]), as the CUDA's parameters and the custom ops' alike.
 
 /// `attn_scores` as a Rust type: `AttnScores` (`_` dropped, each word capitalised).
 pub fn camel_case(name: &str) -> String {

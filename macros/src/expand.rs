@@ -39,7 +39,12 @@ pub fn expand(literal: &syn::LitStr, mut module: syn::ItemMod) -> syn::Result<To
     });
     let items = syn::parse2::<syn::File>(quote! { #rebuild #body })?.items;
     module.content = Some((brace, items));
-    // The user wrote none of it, so what the crate leaves unused is not the user's warning.
-    module.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    // The user wrote none of it, so what the crate leaves unused is not the user's warning,
+    // nor are the spec's names (`Image`, `s_N`) in Rust's case conventions.
+    module.attrs.push(syn::parse_quote!(#[allow(
+        dead_code,
+        non_snake_case,
+        non_upper_case_globals
+    )]));
     Ok(quote! { #module })
 }

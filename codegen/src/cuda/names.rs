@@ -1,8 +1,11 @@
-//! The identifiers the generated CUDA derives from a spec's names. Each starts with a prefix
-//! of its own under `ima_`, which no spec name may start with (dsl/src/reserved.rs) and no
-//! identifier of ima.cuh starts with (codegen/tests/ima_cuh.rs holds it to that), so no
-//! argument, symbol, param or shared array can meet one: an argument `x` beside one named
-//! `x_s0` or `x_t` once made a duplicate parameter or a type shadowed by a variable.
+//! The identifiers the generated CUDA derives from a spec's names for its own use. Each
+//! starts with a prefix of its own under `ima_`, which no spec name may start with
+//! (dsl/src/reserved.rs) and no identifier of ima.cuh starts with (codegen/tests/ima_cuh.rs
+//! holds it to that), so no argument, symbol, param or shared array can meet one: an
+//! argument `x` beside one named `x_s0` or `x_t` once made a duplicate parameter or a type
+//! shadowed by a variable. (A quantized argument's buffers, `w_qweight`, are the contract's
+//! names, dsl/src/names.rs, which the checker holds apart; two kernels' entry points,
+//! `<kernel>_i32` and the like, cannot meet, since no suffix of theirs ends another.)
 
 /// Each kernel's declarations (constants, accessors, body) stand in the namespace of this
 /// prefix and its name, so that a kernel may take the name of one of ima.cuh's helpers less
@@ -13,12 +16,16 @@ const ACCESSOR_PREFIX: &str = "ima_accessor_";
 const STRIDE_PREFIX: &str = "ima_stride_";
 const TENSOR_MAP_PREFIX: &str = "ima_tensor_map_";
 
-/// Every prefix above, for the test that ima.cuh leaves them free.
+/// Every prefix above, and the names of the device functions module.cu declares in each
+/// kernel's namespace (`ima_body`, `ima_run`, which its entry points call unqualified), for
+/// the test that ima.cuh leaves them free.
 pub const DERIVED_PREFIXES: &[&str] = &[
     KERNEL_NAMESPACE_PREFIX,
     ACCESSOR_PREFIX,
     STRIDE_PREFIX,
     TENSOR_MAP_PREFIX,
+    "ima_body",
+    "ima_run",
 ];
 
 /// The namespace of kernel `name`'s declarations.

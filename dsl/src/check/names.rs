@@ -9,6 +9,7 @@ use super::{CheckError, KernelChecker};
 use crate::ast::{self, Member, Span};
 use crate::ir;
 use crate::names;
+use crate::reserved::reserved;
 use std::collections::HashMap;
 
 /// One namespace of the generated code, each name with what claimed it first.
@@ -46,64 +47,130 @@ impl Namespace {
 }
 
 /// The file's names in the generated modules' top levels: the spec's constants, and each
-/// kernel's Rust structs and contract static, Python functions and torch custom ops.
-/// `kernels` and `consts` hold each name once (the first declared, where it repeats).
+/// kernel's Rust structs and contract static, Python functions and torch custom ops; and
+/// the constants in each kernel's CUDA namespace. Then each Rust stub's fields, which its
+/// `let` binds where the module's constants and statics are in scope (a field named as one
+/// is read as a constant pattern). `kernels` and `consts` hold each name once (the first
+/// declared, where it repeats).
 pub(super) fn module_clashes(
-    kernels: &[&ast::Ident],
+    kernels: &[&ast::Kernel],
     consts: &[&ast::Ident],
     errors: &mut Vec<CheckError>,
 ) {
-    // What the Rust module names unqualified: its import, its struct of every kernel, and
-    // the prelude's types it uses.
+    // What the Rust module and the crate around it name unqualified: its import, its
+    // struct of every kernel and the prelude's types it uses; its constants, the
+    // prelude's variants, and the parameters and locals of `Kernels`' methods.
     let mut rust_types = Namespace::new(
         "the generated Rust module's types",
         &["Kernels", "Arc", "Result", "Option", "Vec", "Box", "String"],
     );
-    let mut rust_values = Namespace::new("the generated Rust module's constants and statics", &[]);
-    let mut python = Namespace::new("the generated Python package", &[]);
-    let mut ops = Namespace::new("the Python package's torch custom ops", &[]);
-    for c in consts {
+    let mut rust_values = Namespace::new(
+        "the generated Rust module's values",
+        &[
+            "CUDA_SOURCE",
+            "SPEC_FILE",
+            "SPEC_HASH",
+            "IMAC_VERSION",
+            "Ok",
+            "Err",
+            "Some",
+            "module",
+            "ctx",
+            "on",
+            "mode",
+        ],
+    );
+    // The builtins and imports `__init__.py` and `__init__.pyi` use at their top level
+    // (the private ones start with the reserved `_`).
+    let mut python = Namespace::new(
+        "the generated Python package",
+        &[
+            "getattr",
+            "tuple",
+            "dict",
+            "str",
+            "object",
+            "typing",
+            "torch",
+            "Array",
+            "Part",
+            "CudaArray",
+            "DLPackArray",
+        ],
+    );
+    // `torch.ops.NAMESPACE.name` is the namespace's own attribute, not an op.
+    let mut ops = Namespace::new("the Python package's torch custom ops", &["name"]);
+    // The functions the accessors in each kernel's namespace call unqualified.
+    let mut cuda = Namespace::new(
+        "each kernel's namespace in the generated CUDA",
+        &["min", "max", "memcpy"],
+    );
+    // A reserved constant is reported as such (check_reserved).
+    for c in consts.iter().filter(|c| reserved(&c.name).is_none()) {
         let what = format!("constant `{}`", c.name);
         rust_values.claim(c.name.clone(), what.clone(), c.span, errors);
-        python.claim(c.name.clone(), what, c.span, errors);
+        python.claim(c.name.clone(), what.clone(), c.span, errors);
+        cuda.claim(c.name.clone(), what, c.span, errors);
     }
     for k in kernels {
-        let (name, span) = (&k.name, k.span);
-        let claim_type = |ns: &mut Namespace, ty: String, what: &str, errors: &mut _| {
-            ns.claim(ty, format!("kernel `{name}`'s {what}"), span, errors)
+        let (name, span) = (&k.name.name, k.name.span);
+        let claim = |ns: &mut Namespace, derived: String, what: &str, errors: &mut _| {
+            ns.claim(derived, format!("kernel `{name}`'s {what}"), span, errors)
         };
-        claim_type(
+        claim(
             &mut rust_types,
             names::rust_kernel_type(name),
             "Rust struct",
             errors,
         );
-        claim_type(
+        claim(
             &mut rust_types,
             names::rust_args_struct(name),
             "Rust argument struct",
             errors,
         );
-        claim_type(
+        claim(
             &mut rust_values,
             names::rust_contract_static(name),
             "contract static",
             errors,
         );
-        claim_type(&mut python, name.clone(), "Python function", errors);
-        claim_type(
+        claim(&mut python, name.clone(), "Python function", errors);
+        claim(
             &mut python,
             names::python_output_shapes(name),
             "shape function",
             errors,
         );
-        claim_type(&mut ops, name.clone(), "custom op", errors);
-        claim_type(
+        claim(&mut ops, name.clone(), "custom op", errors);
+        claim(
             &mut ops,
             names::torch_out_op(name),
             "out-variant custom op",
             errors,
         );
+    }
+    for k in kernels {
+        for (what, field) in k.members.iter().filter_map(|m| match m {
+            Member::Tensor(t) => Some(("argument", &t.name)),
+            Member::Param(p) => Some(("param", &p.name)),
+            _ => None,
+        }) {
+            // A constant's name is refused in the kernel's scope (kernel_clashes).
+            if consts.iter().any(|c| c.name == field.name) {
+                continue;
+            }
+            if let Some((first, first_span)) = rust_values.taken.get(&field.name) {
+                errors.push(CheckError::NameClash {
+                    name: field.name.clone(),
+                    what: format!("kernel `{}`'s {what} `{}`", k.name.name, field.name),
+                    span: field.span,
+                    first: first.clone(),
+                    first_span: *first_span,
+                    place: "the generated Rust stub",
+                });
+            }
+        }
     }
 }
 
