@@ -2280,10 +2280,10 @@ __device__ __forceinline__ T* ima_cluster_map(T* p, unsigned rank, ImaRec<CHECKE
     asm volatile("mapa.u64 %0, %1, %2;" : "=l"(q) : "l"(reinterpret_cast<unsigned long long>(p)), "r"(rank));
     return reinterpret_cast<T*>(q);
 }
-// A shared array's accessor (A, its generated `ima_accessor_<name>`) for the same array in
-// another block of the cluster, `s.in_block(rank)`: its elements and vectors, each index
-// checked as this block's are (every block of a cluster has the same arrays). Tiles,
-// ldmatrix and copies take this block's arrays only, and are not offered.
+// A shared array's accessor (A, the type the module generates for the array) for the same
+// array in another block of the cluster, `s.in_block(rank)`: its elements and vectors,
+// each index checked as this block's are (every block of a cluster has the same arrays).
+// Tiles, ldmatrix and copies take this block's arrays only, and are not offered.
 template <typename A>
 struct ImaInBlock {
     A a;
