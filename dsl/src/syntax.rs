@@ -159,12 +159,34 @@ fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
     })
 }
 
-fn doc_text(pair: &Pair<Rule>) -> String {
-    let text = pair.as_str().trim_start_matches("///");
-    text.strip_prefix(' ')
-        .unwrap_or(text)
-        .trim_end()
-        .to_string()
+/// A doc comment's text, less its `///` and one space. A control character in it (but a
+/// tab, or the carriage return of a CRLF line end) is reported: the generated Rust refuses
+/// a bare carriage return in a doc comment, and Python a NUL in its source.
+fn doc_text(pair: &Pair<Rule>, diags: &mut Vec<Diagnostic>) -> String {
+    let all = pair.as_str();
+    let text = all.trim_start_matches("///");
+    let text = text.strip_prefix(' ').unwrap_or(text).trim_end();
+    if let Some((at, c)) = text
+        .char_indices()
+        .find(|&(_, c)| c.is_control() && c != '\t')
+    {
+        // `text` is a slice of `all`: its offset in the file is `all`'s and the difference.
+        let start = pair.as_span().start() + (text.as_ptr() as usize - all.as_ptr() as usize) + at;
+        diags.push(
+            Diagnostic::error(
+                format!(
+                    "a doc comment holds the control character U+{:04X}",
+                    u32::from(c)
+                ),
+                Span::new(start, start + c.len_utf8()),
+                "control character",
+            )
+            .with_help(
+                "remove it: the generated Rust refuses a bare carriage return in a doc comment, and Python a NUL in its source",
+            ),
+        );
+    }
+    text.to_string()
 }
 
 fn const_decl(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> ConstDecl {
@@ -174,7 +196,7 @@ fn const_decl(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> ConstDecl {
     let mut value = None;
     for p in children(pair) {
         match p.as_rule() {
-            Rule::doc => docs.push(doc_text(&p)),
+            Rule::doc => docs.push(doc_text(&p, diags)),
             Rule::ident => name = Some(ident(p)),
             Rule::expr => value = Some(expr(p, diags)),
             r => unreachable!("const has no {r:?}"),
@@ -196,13 +218,13 @@ fn kernel(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Kernel {
     let mut members = Vec::new();
     for p in children(pair) {
         match p.as_rule() {
-            Rule::doc => docs.push(doc_text(&p)),
+            Rule::doc => docs.push(doc_text(&p, diags)),
             Rule::ident => name = Some(ident(p)),
             Rule::where_clause => {
                 constraints.extend(children(p).map(|e| expr(e, diags)));
             }
             Rule::tensor_arg => members.push(Member::Tensor(Box::new(tensor_arg(p, diags)))),
-            Rule::param => members.push(Member::Param(param(p))),
+            Rule::param => members.push(Member::Param(param(p, diags))),
             Rule::shared => members.push(Member::Shared(shared(p, diags))),
             Rule::empty => {
                 let sp = span(&p);
@@ -242,7 +264,7 @@ fn tensor_arg(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> TensorArg {
     let mut values = None;
     for p in children(pair) {
         match p.as_rule() {
-            Rule::doc => docs.push(doc_text(&p)),
+            Rule::doc => docs.push(doc_text(&p, diags)),
             Rule::role => {
                 role = Some(match p.as_str() {
                     "in" => Role::In,
@@ -359,7 +381,7 @@ fn shared(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Shared {
     let mut align = None;
     for p in children(pair) {
         match p.as_rule() {
-            Rule::doc => docs.push(doc_text(&p)),
+            Rule::doc => docs.push(doc_text(&p, diags)),
             Rule::ident => name = Some(ident(p)),
             Rule::dtype => dtype = Some(ident(p)),
             Rule::extents => extents = children(p).map(|e| expr(e, diags)).collect(),
@@ -380,13 +402,13 @@ fn shared(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Shared {
     }
 }
 
-fn param(pair: Pair<Rule>) -> Param {
+fn param(pair: Pair<Rule>, diags: &mut Vec<Diagnostic>) -> Param {
     let sp = span(&pair);
     let mut docs = Vec::new();
     let mut idents = Vec::new();
     for p in children(pair) {
         match p.as_rule() {
-            Rule::doc => docs.push(doc_text(&p)),
+            Rule::doc => docs.push(doc_text(&p, diags)),
             Rule::ident | Rule::dtype => idents.push(ident(p)),
             r => unreachable!("param has no {r:?}"),
         }
