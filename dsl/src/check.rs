@@ -14,6 +14,7 @@ use crate::ast::{self, ExprKind, Member, Role, Span};
 use crate::diag::{Diagnostic, Source};
 use crate::ir;
 use crate::reserved::reserved;
+use std::cell::Cell;
 use std::collections::HashMap;
 
 mod args;
@@ -307,6 +308,7 @@ impl<'a> KernelChecker<'a> {
             consts: self.consts,
             symbols: symbol_ids,
             params: scope_params,
+            guarded: Cell::new(0),
         };
 
         let args: Vec<Option<ir::TensorArg>> =

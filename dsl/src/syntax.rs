@@ -159,30 +159,36 @@ fn children(pair: Pair<Rule>) -> impl Iterator<Item = Pair<Rule>> {
     })
 }
 
-/// A doc comment's text, less its `///` and one space. A control character in it (but a
-/// tab, or the carriage return of a CRLF line end) is reported: the generated Rust refuses
-/// a bare carriage return in a doc comment, and Python a NUL in its source.
+/// A doc comment's text, less its `///` and one space. A character the generated code
+/// cannot hold in it is reported: a control character (but a tab, or the carriage return
+/// of a CRLF line end), which Rust refuses bare in a doc comment (a carriage return) and
+/// Python in its source (a NUL), and one that changes the text's direction (U+202A to
+/// U+202E, U+2066 to U+2069), which rustc's lints deny in a doc comment.
 fn doc_text(pair: &Pair<Rule>, diags: &mut Vec<Diagnostic>) -> String {
     let all = pair.as_str();
     let text = all.trim_start_matches("///");
     let text = text.strip_prefix(' ').unwrap_or(text).trim_end();
-    if let Some((at, c)) = text
-        .char_indices()
-        .find(|&(_, c)| c.is_control() && c != '\t')
-    {
+    let refused = |c: char| {
+        (c.is_control() && c != '\t')
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    };
+    if let Some((at, c)) = text.char_indices().find(|&(_, c)| refused(c)) {
         // `text` is a slice of `all`: its offset in the file is `all`'s and the difference.
         let start = pair.as_span().start() + (text.as_ptr() as usize - all.as_ptr() as usize) + at;
+        let what = if c.is_control() {
+            "a control character"
+        } else {
+            "it changes the text's direction"
+        };
         diags.push(
             Diagnostic::error(
-                format!(
-                    "a doc comment holds the control character U+{:04X}",
-                    u32::from(c)
-                ),
+                format!("a doc comment holds U+{:04X}: {what}", u32::from(c)),
                 Span::new(start, start + c.len_utf8()),
-                "control character",
+                what,
             )
             .with_help(
-                "remove it: the generated Rust refuses a bare carriage return in a doc comment, and Python a NUL in its source",
+                "remove it: the generated Rust and Python hold each doc line as written, and cannot hold this",
             ),
         );
     }

@@ -3408,3 +3408,230 @@ extern "C" __global__ void __launch_bounds__(256, 1) Image_i64_checked(
         ima_flush(ima_record, &ima_pending, ima_extent);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// fields(mode: f32[N], module: f32[N], ctx: f32[N], on: f32)
+namespace ima_kernel_fields {
+
+
+// in mode: f32[N]
+template <typename I, bool IMA_CHECKED>
+struct ima_accessor_mode {
+    const float* __restrict__ p;
+    I s0;
+    I e0;
+    ImaRec<IMA_CHECKED> rec;
+    __device__ __forceinline__ float operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 0, 0, {i0}, {e0})) return {};
+        }
+        return p[i0];
+    }
+};
+
+// in module: f32[N]
+template <typename I, bool IMA_CHECKED>
+struct ima_accessor_module {
+    const float* __restrict__ p;
+    I s0;
+    I e0;
+    ImaRec<IMA_CHECKED> rec;
+    __device__ __forceinline__ float operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 1, 0, {i0}, {e0})) return {};
+        }
+        return p[i0];
+    }
+};
+
+// out ctx: f32[N]
+template <typename I, bool IMA_CHECKED>
+struct ima_accessor_ctx {
+    float* __restrict__ p;
+    I s0;
+    I e0;
+    ImaRec<IMA_CHECKED> rec;
+    __device__ __forceinline__ float& operator()(I i0) const {
+        if constexpr (IMA_CHECKED) {
+            if (!ima_in_bounds<I, 1>(rec, 2, 1, {i0}, {e0})) return ima_sink<float>();
+        }
+        return p[i0];
+    }
+};
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void ima_body(
+    const ima_accessor_mode<I, IMA_CHECKED> mode,
+    const ima_accessor_module<I, IMA_CHECKED> module,
+    const ima_accessor_ctx<I, IMA_CHECKED> ctx,
+    const I N,
+    const float on,
+    const I i) {
+#line 37 "tests/in/derived_names.ima"
+ ctx(i) = mode(i) + module(i) * on; 
+#line 3473 "derived_names.cu"
+}
+
+template <typename I, bool IMA_CHECKED>
+__device__ __forceinline__ void ima_run(
+    const ima_accessor_mode<I, IMA_CHECKED> mode,
+    const ima_accessor_module<I, IMA_CHECKED> module,
+    const ima_accessor_ctx<I, IMA_CHECKED> ctx,
+    const I N,
+    const float on,
+    const ImaRec<IMA_CHECKED> ima_recorder) {
+    const I ima_n = N;
+    const I ima_step = I(gridDim.x) * I(blockDim.x);
+    I ima_idx = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x);
+    if (ima_idx >= ima_n) return;
+    // The launch indices, innermost first: the first element's by division; each later
+    // element adds the step's digits (divided out once, by a thread that has a second
+    // element) with carries, so the loop itself divides nothing.
+    const I ima_e[1] = { N };
+    I ima_i[1], ima_s[1] = {};
+    ima_digits(ima_idx, ima_e, ima_i);
+    if (ima_idx + ima_step < ima_n) ima_digits(ima_step, ima_e, ima_s);
+    for (;;) {
+        ima_assume_below(ima_i, ima_e);
+        ima_body<I, IMA_CHECKED>(mode, module, ctx, N, on, ima_i[0]);
+        ima_idx += ima_step;
+        if (ima_idx >= ima_n) break;
+        ima_add_digits(ima_i, ima_s, ima_e);
+    }
+}
+
+}  // namespace ima_kernel_fields
+
+extern "C" __global__ void __launch_bounds__(256, 1) fields_i32(
+    const float* __restrict__ mode,
+    int ima_stride_mode_0,
+    const float* __restrict__ module,
+    int ima_stride_module_0,
+    float* __restrict__ ctx,
+    int ima_stride_ctx_0,
+    int N,
+    float on) {
+    using namespace ima_kernel_fields;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ima_run<int, false>(ima_kernel_fields::ima_accessor_mode<int, false>{mode, ima_stride_mode_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_fields::ima_accessor_module<int, false>{module, ima_stride_module_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_fields::ima_accessor_ctx<int, false>{ctx, ima_stride_ctx_0, N, ImaRecorder{nullptr, nullptr}},
+        N,
+        on,
+        ImaRecorder{nullptr, nullptr});
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) fields_i64(
+    const float* __restrict__ mode,
+    long long ima_stride_mode_0,
+    const float* __restrict__ module,
+    long long ima_stride_module_0,
+    float* __restrict__ ctx,
+    long long ima_stride_ctx_0,
+    long long N,
+    float on) {
+    using namespace ima_kernel_fields;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ima_run<long long, false>(ima_kernel_fields::ima_accessor_mode<long long, false>{mode, ima_stride_mode_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_fields::ima_accessor_module<long long, false>{module, ima_stride_module_0, N, ImaRecorder{nullptr, nullptr}},
+        ima_kernel_fields::ima_accessor_ctx<long long, false>{ctx, ima_stride_ctx_0, N, ImaRecorder{nullptr, nullptr}},
+        N,
+        on,
+        ImaRecorder{nullptr, nullptr});
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) fields_i32_checked(
+    const float* __restrict__ mode,
+    int ima_stride_mode_0,
+    const float* __restrict__ module,
+    int ima_stride_module_0,
+    float* __restrict__ ctx,
+    int ima_stride_ctx_0,
+    int N,
+    float on,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_fields;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    ima_run<int, true>(ima_kernel_fields::ima_accessor_mode<int, true>{mode, ima_stride_mode_0, N, &ima_pending},
+        ima_kernel_fields::ima_accessor_module<int, true>{module, ima_stride_module_0, N, &ima_pending},
+        ima_kernel_fields::ima_accessor_ctx<int, true>{ctx, ima_stride_ctx_0, N, &ima_pending},
+        N,
+        on,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = N;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            break;
+        case 2:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256, 1) fields_i64_checked(
+    const float* __restrict__ mode,
+    long long ima_stride_mode_0,
+    const float* __restrict__ module,
+    long long ima_stride_module_0,
+    float* __restrict__ ctx,
+    long long ima_stride_ctx_0,
+    long long N,
+    float on,
+    ImaRecord* ima_record) {
+    using namespace ima_kernel_fields;
+    // The block is at most (256, 1, 1): the launch's shape, or the bound the runtime
+    // picks its size under. Tests of indices derived from threadIdx (shared arrays of a
+    // fixed size, most of all) fold away against it.
+    __builtin_assume(threadIdx.x < 256u);
+    __builtin_assume(threadIdx.y < 1u);
+    __builtin_assume(threadIdx.z < 1u);
+    ImaPending ima_pending;
+    ima_pending.count = 0;
+    ima_run<long long, true>(ima_kernel_fields::ima_accessor_mode<long long, true>{mode, ima_stride_mode_0, N, &ima_pending},
+        ima_kernel_fields::ima_accessor_module<long long, true>{module, ima_stride_module_0, N, &ima_pending},
+        ima_kernel_fields::ima_accessor_ctx<long long, true>{ctx, ima_stride_ctx_0, N, &ima_pending},
+        N,
+        on,
+        &ima_pending);
+    if (ima_pending.count != 0) {
+        // The extents of the argument the thread's latest violation names.
+        long long ima_extent[8] = {};
+        switch (ima_pending.code >> 16) {
+        case 0:
+            ima_extent[0] = N;
+            break;
+        case 1:
+            ima_extent[0] = N;
+            break;
+        case 2:
+            ima_extent[0] = N;
+            break;
+        }
+        ima_flush(ima_record, &ima_pending, ima_extent);
+    }
+}

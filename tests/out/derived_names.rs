@@ -19,6 +19,7 @@ pub const SPEC_FILE: &str = "tests/in/derived_names.ima";
 pub struct Kernels {
     pub derived: Derived,
     pub Image: Image,
+    pub fields: Fields,
 }
 
 // Kernels are loaded once and launched from any thread.
@@ -30,6 +31,7 @@ impl Kernels {
     pub fn set_checked(&self, on: bool) {
         self.derived.kernel.set_checked(on);
         self.Image.kernel.set_checked(on);
+        self.fields.kernel.set_checked(on);
     }
 
     /// Checked mode for every kernel, with its way of reporting: `ima::CheckedMode::Deferred`
@@ -38,6 +40,7 @@ impl Kernels {
     pub fn set_checked_mode(&self, mode: ima::CheckedMode) {
         self.derived.kernel.set_checked_mode(mode);
         self.Image.kernel.set_checked_mode(mode);
+        self.fields.kernel.set_checked_mode(mode);
     }
 
     /// Waits for every kernel's deferred checked launches and returns the first violation
@@ -45,6 +48,7 @@ impl Kernels {
     pub fn check_deferred(&self) -> Result<(), ima::Error> {
         self.derived.kernel.check_deferred()?;
         self.Image.kernel.check_deferred()?;
+        self.fields.kernel.check_deferred()?;
         Ok(())
     }
 
@@ -53,6 +57,7 @@ impl Kernels {
     pub fn set_sync(&self, on: bool) {
         self.derived.kernel.set_sync(on);
         self.Image.kernel.set_sync(on);
+        self.fields.kernel.set_sync(on);
     }
 
     /// Compiles the module with NVRTC for the context's device and loads every kernel.
@@ -64,6 +69,9 @@ impl Kernels {
             },
             Image: Image {
                 kernel: module.kernel(&IMAGE)?,
+            },
+            fields: Fields {
+                kernel: module.kernel(&FIELDS)?,
             },
         })
     }
@@ -378,4 +386,134 @@ pub static IMAGE: ima::KernelContract = ima::KernelContract {
     block_from_occupancy: true,
     entry_i32: "Image_i32",
     entry_i64: "Image_i64",
+};
+
+/// `fields(mode: f32[N], module: f32[N], ctx: f32[N], on: f32)`
+///
+/// Declared at `tests/in/derived_names.ima:31`.
+pub struct Fields {
+    kernel: ima::Kernel,
+}
+
+impl Fields {
+    /// The contract every launch is checked against.
+    pub const CONTRACT: &'static ima::KernelContract = &FIELDS;
+
+    /// The loaded kernel, for its modes (`set_checked`, `set_sync`).
+    pub fn kernel(&self) -> &ima::Kernel {
+        &self.kernel
+    }
+
+    /// Checks every argument against the contract, then launches on `stream`. The
+    /// arguments are named: [`FieldsArgs`] gives each one's element type and shape.
+    ///
+    /// Returns [`ima::Launched::Skipped`] without launching when the domain is empty.
+    // One `impl` type per tensor argument, however many the spec declares.
+    #[allow(clippy::type_complexity)]
+    pub fn launch(
+        &self,
+        stream: &Arc<ima::cudarc::driver::CudaStream>,
+        args: FieldsArgs<'_, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<ima::Launched, ima::Error> {
+        let FieldsArgs { mode, module, ctx, on } = args;
+        self.kernel.launch(stream, &mut [ima::KernelArg::read(mode), ima::KernelArg::read(module), ima::KernelArg::write(ctx)], &[ima::Scalar::F32(on)])
+    }
+
+    /// Checks every argument as `launch` does, then adds the launch to `graph` as its
+    /// next node, after the others, and returns the node's index. The graph borrows each
+    /// tensor for as long as it lives (shared for an input, exclusively for an output), so
+    /// dropping, moving or writing a captured tensor elsewhere while the graph can be
+    /// replayed does not compile. `graph.args(node)` gives the handles of the tensors it
+    /// bound, for `graph.to_host` and `graph.update`. Refused, it binds nothing.
+    #[allow(clippy::type_complexity)]
+    pub fn launch_in<'a>(
+        &'a self,
+        graph: &mut ima::Graph<'a>,
+        args: FieldsArgs<'a, impl ima::ReadTensor<f32>, impl ima::ReadTensor<f32>, impl ima::WriteTensor<f32>>,
+    ) -> Result<usize, ima::Error> {
+        let FieldsArgs { mode, module, ctx, on } = args;
+        graph.launch_args(&self.kernel, [ima::KernelArg::read(mode), ima::KernelArg::read(module), ima::KernelArg::write(ctx)], &[ima::Scalar::F32(on)])
+    }
+}
+
+/// The arguments of [`Fields::launch`] and [`Fields::launch_in`], by name.
+///
+/// `fields(mode: f32[N], module: f32[N], ctx: f32[N], on: f32)`: each tensor's field gives its element type and its shape as the
+/// tensor holds it.
+pub struct FieldsArgs<'a, Mode: ima::ReadTensor<f32>, Module: ima::ReadTensor<f32>, Ctx: ima::WriteTensor<f32>> {
+    /// f32 `[N]`, contiguous
+    pub mode: &'a Mode,
+    /// f32 `[N]`, contiguous
+    pub module: &'a Module,
+    /// f32 `[N]`, contiguous
+    pub ctx: &'a mut Ctx,
+    /// f32
+    pub on: f32,
+}
+
+/// The contract of `fields`.
+pub static FIELDS: ima::KernelContract = ima::KernelContract {
+    name: "fields",
+    signature: "fields(mode: f32[N], module: f32[N], ctx: f32[N], on: f32)",
+    location: "tests/in/derived_names.ima:31",
+    symbols: &[
+        ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
+    ],
+    args: &[
+        ima::TensorArg {
+            name: "mode",
+            role: ima::Role::In,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "N", expr: ima::Expr::Sym(0) },
+            ],
+            stored: &[0],
+            strided: false,
+            early: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "module",
+            role: ima::Role::In,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "N", expr: ima::Expr::Sym(0) },
+            ],
+            stored: &[0],
+            strided: false,
+            early: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+        ima::TensorArg {
+            name: "ctx",
+            role: ima::Role::Out,
+            dtype: ima::DType::F32,
+            dims: &[
+                ima::Extent { text: "N", expr: ima::Expr::Sym(0) },
+            ],
+            stored: &[0],
+            strided: false,
+            early: false,
+            align: 4,
+            values: None,
+            tma: None,
+        },
+    ],
+    params: &[
+        ima::Param { name: "on", dtype: ima::DType::F32 },
+    ],
+    constraints: &[
+    ],
+    shared: &[
+    ],
+    launch: ima::Launch::Threads { arg: 2 },
+    empty: ima::EmptyPolicy::Skip,
+    block: [256, 1, 1],
+    block_from_occupancy: true,
+    entry_i32: "fields_i32",
+    entry_i64: "fields_i64",
 };

@@ -46,6 +46,9 @@ impl Namespace {
     }
 }
 
+/// The generated module's own values in a Rust stub's scope.
+const STUB_SEES: &[&str] = &["CUDA_SOURCE", "SPEC_FILE", "Ok", "Err", "Some"];
+
 /// The file's names in the generated modules' top levels: the spec's constants, and each
 /// kernel's Rust structs and contract static, Python functions and torch custom ops; and
 /// the constants in each kernel's CUDA namespace. Then each Rust stub's fields, which its
@@ -156,11 +159,14 @@ pub(super) fn module_clashes(
             Member::Param(p) => Some(("param", &p.name)),
             _ => None,
         }) {
-            // A constant's name is refused in the kernel's scope (kernel_clashes).
-            if consts.iter().any(|c| c.name == field.name) {
+            let Some((first, first_span)) = rust_values.taken.get(&field.name) else {
                 continue;
-            }
-            if let Some((first, first_span)) = rust_values.taken.get(&field.name) {
+            };
+            // A constant's name is refused in the kernel's scope (kernel_clashes); of the
+            // module's own values the stub's `let` sees only some (the others are
+            // `Kernels`' locals, or the crate root's).
+            let unseen = first_span.is_none() && !STUB_SEES.contains(&field.name.as_str());
+            if !unseen && !consts.iter().any(|c| c.name == field.name) {
                 errors.push(CheckError::NameClash {
                     name: field.name.clone(),
                     what: format!("kernel `{}`'s {what} `{}`", k.name.name, field.name),

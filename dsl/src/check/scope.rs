@@ -7,6 +7,7 @@ use crate::ast::{self, ExprKind, Span};
 use crate::ir;
 use crate::ir::DType;
 use ima_contract::NotConst;
+use std::cell::Cell;
 use std::collections::HashMap;
 
 /// Evaluates a constant expression (one with no symbols or params).
@@ -68,6 +69,10 @@ pub(super) struct Scope<'a> {
     pub(super) consts: &'a HashMap<String, (i64, Span)>,
     pub(super) symbols: HashMap<&'a str, usize>,
     pub(super) params: HashMap<&'a str, (usize, DType)>,
+    /// How many `&&` and `||` right operands the expression being resolved is inside: a
+    /// launch evaluates those only where the left operand lets it, so a part there that no
+    /// launch could evaluate (`G == 0 || K % G == 0` with `const G = 0`) is no error.
+    pub(super) guarded: Cell<u32>,
 }
 
 impl<'a> Scope<'a> {
@@ -76,6 +81,7 @@ impl<'a> Scope<'a> {
             consts,
             symbols: HashMap::new(),
             params: HashMap::new(),
+            guarded: Cell::new(0),
         }
     }
 
@@ -129,13 +135,17 @@ impl<'a> Scope<'a> {
 
     /// [`Scope::resolve_parts`], refusing an expression no launch can evaluate: a part with
     /// no symbol or param that overflows or divides by zero (reported at the innermost
-    /// such part only, whose parents then do not resolve), or a division by a constant 0.
+    /// such part only, whose parents then do not resolve), or a division by a constant 0;
+    /// unless it is [`Scope::guarded`].
     fn resolve(&self, e: &ast::Expr, errors: &mut Vec<CheckError>) -> Option<(ir::Expr, Ty)> {
         let (ir, ty) = self.resolve_parts(e, errors)?;
+        if self.guarded.get() > 0 {
+            return Some((ir, ty));
+        }
         let by_zero = matches!(
             &ir,
             ir::Expr::Bin(ir::BinOp::Div | ir::BinOp::Rem | ir::BinOp::CeilDiv, _, b)
-                if **b == ir::Expr::Const(0)
+                if eval_const(b) == Some(0)
         );
         if by_zero || matches!(ima_contract::eval_const(&ir), Err(NotConst::Eval(_))) {
             errors.push(CheckError::ConstOverflow { span: e.span });
@@ -173,7 +183,10 @@ impl<'a> Scope<'a> {
                 };
                 // Resolve both sides before giving up, so both sides' errors are reported.
                 let a = self.typed(a, operand, errors);
+                let guards = matches!(op, B::And | B::Or);
+                self.guarded.set(self.guarded.get() + u32::from(guards));
                 let b = self.typed(b, operand, errors);
+                self.guarded.set(self.guarded.get() - u32::from(guards));
                 Some((ir::Expr::Bin(op, Box::new(a?), Box::new(b?)), result))
             }
             ExprKind::Call(f, args) => self.call(f, args, e.span, errors).map(|x| (x, Ty::Int)),
