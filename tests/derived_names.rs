@@ -24,7 +24,12 @@ fn the_stubs_take_every_argument_by_its_spec_name() {
         .args
         .iter()
         .map(|a| a.name)
-        .chain(derived_names::Fields::CONTRACT.params.iter().map(|p| p.name))
+        .chain(
+            derived_names::Fields::CONTRACT
+                .params
+                .iter()
+                .map(|p| p.name),
+        )
         .collect();
     assert_eq!(fields, ["mode", "module", "ctx", "on"]);
 }

@@ -16,6 +16,26 @@ mod quant;
 pub use names::{DERIVED_PREFIXES, KERNEL_NAMESPACE_PREFIX};
 use names::{accessor_type, kernel_namespace, stride_param, tensor_map_param};
 
+/// `e` as a value of the index type `index` (`I`, `int`, `long long`) where it initialises
+/// one in braces: converted explicitly when it holds a literal past 32 bits, which makes it
+/// a `long long` that braces refuse to narrow into a 32-bit entry point's `int` (the
+/// runtime never picks that entry point for such values, but it must compile).
+fn index_expr(k: &ir::Kernel, e: &ir::Expr, index: &str) -> String {
+    fn wide(e: &ir::Expr) -> bool {
+        match e {
+            ir::Expr::Const(v) => i32::try_from(*v).is_err(),
+            ir::Expr::Sym(_) | ir::Expr::Param(_) => false,
+            ir::Expr::Neg(a) | ir::Expr::Not(a) => wide(a),
+            ir::Expr::Bin(_, a, b) => wide(a) || wide(b),
+        }
+    }
+    if wide(e) {
+        format!("static_cast<{index}>({})", c_expr(k, e))
+    } else {
+        c_expr(k, e)
+    }
+}
+
 /// The C type that holds one element.
 pub fn c_type(d: DType) -> &'static str {
     match d {
@@ -399,7 +419,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
             k.args[*arg]
                 .dims
                 .iter()
-                .map(|d| c_expr(k, &d.expr))
+                .map(|d| index_expr(k, &d.expr, "I"))
                 .collect(),
         ),
         ir::Launch::Blocks { arg, indices } => (
@@ -410,7 +430,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
             },
             k.args[*arg].dims[..indices.len()]
                 .iter()
-                .map(|d| c_expr(k, &d.expr))
+                .map(|d| index_expr(k, &d.expr, "I"))
                 .collect::<Vec<_>>(),
         ),
     };
@@ -529,7 +549,7 @@ fn dimension_assumptions(k: &ir::Kernel) -> Vec<String> {
 
 fn shared(k: &ir::Kernel, i: usize, a: &ir::SharedArray) -> SharedCu {
     let rank = a.dims.len();
-    let extents: Vec<String> = a.dims.iter().map(|d| c_expr(k, &d.expr)).collect();
+    let extents: Vec<String> = a.dims.iter().map(|d| index_expr(k, &d.expr, "I")).collect();
     let ty = c_type(a.dtype);
     let lead = rank.saturating_sub(2);
     // The tile's first element: the leading indices, then row 0 and column 0.
@@ -813,12 +833,16 @@ fn entry(
         }
         // Logical extents (plain) or K, N, G (quantized), then the record.
         let logical: Vec<String> = match &a.quant {
-            None => a.dims.iter().map(|d| c_expr(k, &d.expr)).collect(),
+            None => a
+                .dims
+                .iter()
+                .map(|d| index_expr(k, &d.expr, index_type))
+                .collect(),
             Some(q) => a
                 .dims
                 .iter()
                 .chain([&q.group])
-                .map(|d| c_expr(k, &d.expr))
+                .map(|d| index_expr(k, &d.expr, index_type))
                 .collect(),
         };
         fields.extend(logical);
@@ -830,8 +854,8 @@ fn entry(
             fields.push(format!("&{}", tensor_map_param(&b.ident)));
         }
         if let Some(v) = &a.values {
-            fields.push(c_expr(k, &v.lo.expr));
-            fields.push(c_expr(k, &v.hi.expr));
+            fields.push(index_expr(k, &v.lo.expr, index_type));
+            fields.push(index_expr(k, &v.hi.expr, index_type));
         }
         // An argument a kernel that starts early may touch only after its wait: a checked
         // entry point's accessor also asks the thread's flag (ima.cuh's ImaAfterWait).

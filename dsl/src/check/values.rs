@@ -5,6 +5,7 @@ use super::{CheckError, KernelChecker, Scope};
 use crate::ast::{self, Role, ValuesKind};
 use crate::ir;
 use crate::ir::DType;
+use ima_contract::NotConst;
 
 impl KernelChecker<'_> {
     /// Lowers `t`'s value contract: `Some(None)` when it has none, `None` after reporting
@@ -47,11 +48,17 @@ impl KernelChecker<'_> {
         let lo = scope.int_expr(lo_ast, self.errors);
         let last = scope.int_expr(hi_ast, self.errors);
         let (lo, last) = (lo?, last?);
-        // `ascending from A to B` holds A ..= B: its exclusive bound is B + 1.
+        // `ascending from A to B` holds A ..= B: its exclusive bound is B + 1, which must
+        // not overflow where B is a constant.
         let hi = if ascending {
+            let hi = ir::Expr::Bin(ir::BinOp::Add, Box::new(last), Box::new(ir::Expr::Const(1)));
+            if matches!(ima_contract::eval_const(&hi), Err(NotConst::Eval(_))) {
+                self.error(CheckError::ConstOverflow { span: hi_ast.span });
+                return None;
+            }
             ir::Extent {
                 text: format!("{} + 1", ir::paren(&hi_ast.to_string())),
-                expr: ir::Expr::Bin(ir::BinOp::Add, Box::new(last), Box::new(ir::Expr::Const(1))),
+                expr: hi,
             }
         } else {
             ir::Extent {
