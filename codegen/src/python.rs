@@ -730,6 +730,23 @@ mod tests {
     use crate::random_exprs::{PARAMS, SYMBOLS, assert_values, cases, kernel};
     use std::fmt::Write;
 
+    /// What `python3` prints running `program`; fails with its errors if it fails.
+    fn run_python(program: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("program.py");
+        std::fs::write(&src, program).unwrap();
+        let ran = std::process::Command::new("python3")
+            .arg(&src)
+            .output()
+            .expect("running python3");
+        assert!(
+            ran.status.success(),
+            "{program}\n{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        String::from_utf8(ran.stdout).unwrap()
+    }
+
     /// The Python the package prints for an extent (its outputs' shapes), run by `python3`
     /// with the package's `_imac.py`, gives the value of the contract's one evaluator on
     /// random expressions and inputs wherever that evaluation succeeds: C's truncating `/`
@@ -751,19 +768,7 @@ mod tests {
             }
             writeln!(program, "print(int({}))", py_expr(&k, &c.expr)).unwrap();
         }
-        let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("py_expr.py");
-        std::fs::write(&src, &program).unwrap();
-        let ran = std::process::Command::new("python3")
-            .arg(&src)
-            .output()
-            .expect("running python3");
-        assert!(
-            ran.status.success(),
-            "{}",
-            String::from_utf8_lossy(&ran.stderr)
-        );
-        let out = String::from_utf8(ran.stdout).unwrap();
+        let out = run_python(&program);
         assert_values(&cases, &out, |e| py_expr(&k, e));
     }
 
@@ -777,17 +782,7 @@ mod tests {
         );
         let m = ima_dsl::compile(&source).expect("the spec checks");
         let text = super::docstring(&m, &m.kernels[0], "");
-        let program = format!("print(\"\"\"{text}\"\"\")");
-        let ran = std::process::Command::new("python3")
-            .args(["-c", &program])
-            .output()
-            .expect("running python3");
-        let out = String::from_utf8_lossy(&ran.stdout);
-        assert!(
-            ran.status.success(),
-            "{}",
-            String::from_utf8_lossy(&ran.stderr)
-        );
+        let out = run_python(&format!("print(\"\"\"{text}\"\"\")"));
         assert!(
             out.contains("Reads C:\\Users\\name, and ends in a backslash: \\\n"),
             "{out}"
@@ -857,19 +852,7 @@ mod tests {
             concat!(env!("CARGO_MANIFEST_DIR"), "/templates/python"),
             &py[start..end]
         );
-        let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("shapes.py");
-        std::fs::write(&src, &program).unwrap();
-        let ran = std::process::Command::new("python3")
-            .arg(&src)
-            .output()
-            .expect("running python3");
-        assert!(
-            ran.status.success(),
-            "{program}\n{}",
-            String::from_utf8_lossy(&ran.stderr)
-        );
-        assert_eq!(String::from_utf8(ran.stdout).unwrap(), "((5, 3),)\n");
+        assert_eq!(run_python(&program), "((5, 3),)\n");
     }
 
     /// A spec's constants are the package's module attributes, exported and typed.
