@@ -190,10 +190,8 @@ impl KernelChecker<'_> {
                 });
                 None
             }
-            Err(NotConst::Eval(_)) => {
-                self.error(CheckError::ConstOverflow { span: e.span });
-                None
-            }
+            // int_expr has reported it (scope.rs refuses a part no launch can evaluate).
+            Err(NotConst::Eval(_)) => None,
         }
     }
 
