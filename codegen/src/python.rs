@@ -310,21 +310,16 @@ fn shape_local(name: &str) -> String {
 /// output's shape follows from those: each symbol from its input's dimension (a quantized
 /// input's `k`, `n` or `group_size`) or, one only outputs carry, from its parameter
 /// ([`output_symbols`]); then each output's physical shape. None for a kernel with an
-/// `inout` argument, or none written, or an output symbol named as an argument or param.
+/// `inout` argument, or none written. (No symbol is named as an argument or param: in an
+/// extent, a param's name is the param, and an argument's an unknown symbol.)
 fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
     if k.args.iter().any(|a| a.role == Role::InOut) || !k.args.iter().any(|a| a.role == Role::Out) {
         return None;
     }
-    let taken = |name: &str| {
-        k.args.iter().any(|a| a.name == name) || k.params.iter().any(|p| p.name == name)
-    };
     let mut lines = Vec::new();
     for s in &k.symbols {
         let a = &k.args[s.arg];
         if a.role == Role::Out {
-            if taken(&s.name) {
-                return None;
-            }
             lines.push(format!("{} = {}", shape_local(&s.name), s.name));
             continue;
         }
