@@ -78,7 +78,9 @@ impl KernelChecker<'_> {
                     self.error(CheckError::ThreadsWithGrid { span });
                     return None;
                 }
-                let grid: Vec<ir::Expr> = grid
+                // The grid's extents, the block's and the cluster's numbers each report
+                // their errors before any of them gives up.
+                let grid: Option<Vec<ir::Expr>> = grid
                     .iter()
                     .map(|e| {
                         let expr = scope.int_expr(e, self.errors)?;
@@ -87,36 +89,23 @@ impl KernelChecker<'_> {
                     })
                     .collect::<Vec<_>>()
                     .into_iter()
-                    .collect::<Option<_>>()?;
-                let mut dims = [1u32; 3];
-                for (d, e) in block.iter().enumerate() {
-                    let (n, span) = self.launch_number(e, "block", scope)?;
-                    if !(1..=1024).contains(&n) {
-                        self.error(CheckError::BlockDimOutOfRange { dim: n, span });
-                        return None;
-                    }
-                    dims[d] = n as u32;
-                }
-                let total: u64 = dims.iter().map(|&d| u64::from(d)).product();
-                if total > 1024 {
-                    let span = Span::new(block[0].span.start, block[block.len() - 1].span.end);
-                    self.error(CheckError::BlockTooLarge {
-                        threads: total,
-                        span,
-                    });
-                    return None;
-                }
+                    .collect();
+                let dims = self.block_dims(block, scope);
+                let cluster_extents = cluster.as_ref().map(|(extents, span)| {
+                    let extents = extents
+                        .iter()
+                        .map(|e| self.launch_number(e, "cluster", scope))
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .collect::<Option<Vec<_>>>();
+                    (extents, *span)
+                });
+                let (grid, dims) = (grid?, dims?);
                 let resident = *resident;
-                let cluster = match cluster {
+                let cluster = match cluster_extents {
                     None => None,
                     Some((extents, span)) => {
-                        let extents = extents
-                            .iter()
-                            .map(|e| self.launch_number(e, "cluster", scope))
-                            .collect::<Vec<_>>()
-                            .into_iter()
-                            .collect::<Option<Vec<_>>>()?;
-                        Some(self.cluster(&extents, *span, grid.len(), resident)?)
+                        Some(self.cluster(&extents?, span, grid.len(), resident)?)
                     }
                 };
                 Some((
@@ -129,6 +118,37 @@ impl KernelChecker<'_> {
                 ))
             }
         }
+    }
+
+    /// A raw grid's block: each number 1 to 1024 (each reported), and at most 1024 threads
+    /// in all.
+    fn block_dims(&mut self, block: &[ast::Expr], scope: &Scope) -> Option<[u32; 3]> {
+        let mut dims = Some([1u32; 3]);
+        for (d, e) in block.iter().enumerate() {
+            match self.launch_number(e, "block", scope) {
+                Some((n, _)) if (1..=1024).contains(&n) => {
+                    if let Some(dims) = &mut dims {
+                        dims[d] = n as u32;
+                    }
+                }
+                Some((n, span)) => {
+                    self.error(CheckError::BlockDimOutOfRange { dim: n, span });
+                    dims = None;
+                }
+                None => dims = None,
+            }
+        }
+        let dims = dims?;
+        let total: u64 = dims.iter().map(|&d| u64::from(d)).product();
+        if total > 1024 {
+            let span = Span::new(block[0].span.start, block[block.len() - 1].span.end);
+            self.error(CheckError::BlockTooLarge {
+                threads: total,
+                span,
+            });
+            return None;
+        }
+        Some(dims)
     }
 
     /// A `cluster(...)`'s shape: 1 to 8 blocks (the portable cluster size), no more extents
