@@ -44,12 +44,36 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
     let mut const_idents: Vec<&ast::Ident> = Vec::new();
     // The constants first, each over those before it: the generated modules declare every
     // one for every kernel, so a kernel sees those declared after it too.
+    let declared: HashMap<&str, Span> = file
+        .items
+        .iter()
+        .rev()
+        .filter_map(|item| match item {
+            ast::Item::Const(c) => Some((c.name.name.as_str(), c.name.span)),
+            ast::Item::Kernel(_) => None,
+        })
+        .collect();
     for item in &file.items {
         if let ast::Item::Const(c) = item {
             let scope = Scope::consts_only(&consts);
+            let errors_before = errors.len();
             let value = scope
                 .int_expr(&c.value, &mut errors)
                 .and_then(|e| fold(&e, &c.value, &mut errors));
+            // A constant's value sees only those above it: one declared below is no
+            // unknown name.
+            for e in &mut errors[errors_before..] {
+                if let CheckError::UnknownSymbol { name, span } = e
+                    && let Some(&at) = declared.get(name.as_str())
+                    && at.start > c.name.span.start
+                {
+                    *e = CheckError::ConstBeforeDeclared {
+                        name: name.clone(),
+                        span: *span,
+                        declared: at,
+                    };
+                }
+            }
             if let Some(prev) = consts.get(&c.name.name) {
                 errors.push(duplicate("constant", &c.name, prev.1));
             } else if let Some(v) = value {

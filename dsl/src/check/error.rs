@@ -70,6 +70,8 @@ check_errors! {
     },
     /// A name in an expression that is no constant, symbol or param.
     UnknownSymbol { name: String, span: Span },
+    /// A constant's value naming a constant declared below it.
+    ConstBeforeDeclared { name: String, span: Span, declared: Span },
 
     // Expressions.
     /// An expression no launch can evaluate: a part with no symbol or param (a `const`'s
@@ -279,6 +281,19 @@ impl CheckError {
                     None => d.with_help("rename it"),
                 }
             }
+            ConstBeforeDeclared {
+                name,
+                span,
+                declared,
+            } => Diagnostic::error(
+                format!("constant `{name}` is used above its declaration"),
+                *span,
+                "not declared yet",
+            )
+            .with_related(*declared, "declared here")
+            .with_help(format!(
+                "a constant's value sees the constants above it: move `const {name}` up"
+            )),
             UnknownSymbol { name, span } => {
                 Diagnostic::error(format!("unknown symbol `{name}`"), *span, "not declared")
                     .with_help(format!(
