@@ -357,17 +357,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     // ima_run()'s parameters: accessors, symbols, params, the record. ima_body() gets the
     // accessors, symbols, params, shared arrays and launch indices; both also get
     // ima_wait_for_inputs in a kernel that starts early.
-    let accessors: Vec<String> = k
-        .args
-        .iter()
-        .map(|a| {
-            format!(
-                "const {}<I, IMA_CHECKED> {}",
-                accessor_type(&a.name),
-                a.name
-            )
-        })
-        .collect();
+    let accessor = |name: &str| format!("const {}<I, IMA_CHECKED> {name}", accessor_type(name));
+    let accessors: Vec<String> = k.args.iter().map(|a| accessor(&a.name)).collect();
     let values: Vec<String> = symbols
         .iter()
         .map(|s| format!("const I {s}"))
@@ -385,13 +376,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     run_params.extend(wait.map(|w| format!("const ImaWaitForInputs<IMA_CHECKED> {w}")));
     let mut body_params = accessors;
     body_params.extend(values);
-    body_params.extend(k.shared.iter().map(|a| {
-        format!(
-            "const {}<I, IMA_CHECKED> {}",
-            accessor_type(&a.name),
-            a.name
-        )
-    }));
+    body_params.extend(k.shared.iter().map(|a| accessor(&a.name)));
     body_params.extend(wait.map(|w| format!("const ImaWaitForInputs<IMA_CHECKED> {w}")));
     body_params.extend(k.launch.indices().iter().map(|i| format!("const I {i}")));
     let rank = k.launch.indices().len();

@@ -28,7 +28,7 @@ mod values;
 
 pub use error::{CheckError, Conflict};
 pub use scope::Ty;
-use scope::{Scope, fold};
+use scope::{Scope, eval_const};
 
 /// Threads per block when the spec does not say `threads N`.
 const DEFAULT_BLOCK: u32 = 256;
@@ -57,9 +57,10 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
         if let ast::Item::Const(c) = item {
             let scope = Scope::consts_only(&consts);
             let errors_before = errors.len();
+            // int_expr refuses a value that cannot be evaluated, so one it gives folds.
             let value = scope
                 .int_expr(&c.value, &mut errors)
-                .and_then(|e| fold(&e, &c.value, &mut errors));
+                .and_then(|e| eval_const(&e));
             // A constant's value sees only those above it: one declared below is no
             // unknown name.
             for e in &mut errors[errors_before..] {

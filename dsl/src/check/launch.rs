@@ -123,22 +123,21 @@ impl KernelChecker<'_> {
     /// A raw grid's block: each number 1 to 1024 (each reported), and at most 1024 threads
     /// in all.
     fn block_dims(&mut self, block: &[ast::Expr], scope: &Scope) -> Option<[u32; 3]> {
-        let mut dims = Some([1u32; 3]);
-        for (d, e) in block.iter().enumerate() {
-            match self.launch_number(e, "block", scope) {
-                Some((n, _)) if (1..=1024).contains(&n) => {
-                    if let Some(dims) = &mut dims {
-                        dims[d] = n as u32;
-                    }
-                }
-                Some((n, span)) => {
+        let numbers: Vec<Option<u32>> = block
+            .iter()
+            .map(|e| {
+                let (n, span) = self.launch_number(e, "block", scope)?;
+                if !(1..=1024).contains(&n) {
                     self.error(CheckError::BlockDimOutOfRange { dim: n, span });
-                    dims = None;
+                    return None;
                 }
-                None => dims = None,
-            }
+                Some(n as u32)
+            })
+            .collect();
+        let mut dims = [1u32; 3];
+        for (d, n) in numbers.into_iter().enumerate() {
+            dims[d] = n?;
         }
-        let dims = dims?;
         let total: u64 = dims.iter().map(|&d| u64::from(d)).product();
         if total > 1024 {
             let span = Span::new(block[0].span.start, block[block.len() - 1].span.end);

@@ -10,19 +10,21 @@ use ima_contract::NotConst;
 use std::cell::Cell;
 use std::collections::HashMap;
 
-/// Evaluates a constant expression (one with no symbols or params).
-pub(super) fn fold(e: &ir::Expr, at: &ast::Expr, errors: &mut Vec<CheckError>) -> Option<i64> {
-    let v = eval_const(e);
-    if v.is_none() {
-        errors.push(CheckError::ConstOverflow { span: at.span });
-    }
-    v
-}
-
 /// The value of an expression with no symbols or params ([`ir::Expr::eval_const`]: the
 /// contract's one evaluator, so `&&` and `||` short-circuit as at launch).
 pub(super) fn eval_const(e: &ir::Expr) -> Option<i64> {
     e.eval_const()
+}
+
+/// Whether no launch can evaluate `e` as it stands: a division by a part that folds to 0,
+/// or no symbol or param and an evaluation that overflows or divides by zero.
+pub(super) fn cannot_evaluate(e: &ir::Expr) -> bool {
+    let by_zero = matches!(
+        e,
+        ir::Expr::Bin(ir::BinOp::Div | ir::BinOp::Rem | ir::BinOp::CeilDiv, _, b)
+            if eval_const(b) == Some(0)
+    );
+    by_zero || matches!(ima_contract::eval_const(e), Err(NotConst::Eval(_)))
 }
 
 /// `Some` unless `e` is a constant below `least` (a negative extent, a group of 0), which
@@ -142,12 +144,7 @@ impl<'a> Scope<'a> {
         if self.guarded.get() > 0 {
             return Some((ir, ty));
         }
-        let by_zero = matches!(
-            &ir,
-            ir::Expr::Bin(ir::BinOp::Div | ir::BinOp::Rem | ir::BinOp::CeilDiv, _, b)
-                if eval_const(b) == Some(0)
-        );
-        if by_zero || matches!(ima_contract::eval_const(&ir), Err(NotConst::Eval(_))) {
+        if cannot_evaluate(&ir) {
             errors.push(CheckError::ConstOverflow { span: e.span });
             return None;
         }

@@ -1,11 +1,10 @@
 //! `values(...)`: a value contract on an integer argument, lowered to [`ir::Values`].
 
-use super::scope::eval_const;
+use super::scope::{cannot_evaluate, eval_const};
 use super::{CheckError, KernelChecker, Scope};
 use crate::ast::{self, Role, ValuesKind};
 use crate::ir;
 use crate::ir::DType;
-use ima_contract::NotConst;
 
 impl KernelChecker<'_> {
     /// Lowers `t`'s value contract: `Some(None)` when it has none, `None` after reporting
@@ -52,7 +51,7 @@ impl KernelChecker<'_> {
         // not overflow where B is a constant.
         let hi = if ascending {
             let hi = ir::Expr::Bin(ir::BinOp::Add, Box::new(last), Box::new(ir::Expr::Const(1)));
-            if matches!(ima_contract::eval_const(&hi), Err(NotConst::Eval(_))) {
+            if cannot_evaluate(&hi) {
                 self.error(CheckError::ConstOverflow { span: hi_ast.span });
                 return None;
             }
