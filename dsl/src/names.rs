@@ -1,6 +1,8 @@
 //! The names the Rust and Python back ends derive from a spec's kernel and argument names,
 //! written once: the back ends print them and the checker (check/names.rs) refuses a spec
-//! in which two of them, or one and a spec name, would be the same identifier.
+//! in which two of them, or one and a spec name, would be the same identifier. Below them,
+//! the generated code's own names where the spec's stand, which the checker starts each
+//! namespace with.
 //!
 //! The generated CUDA's own derived names need no check: each takes a prefix of its own
 //! under the reserved `ima_` (codegen/src/cuda/names.rs); nor do the Python package's
@@ -63,3 +65,63 @@ pub fn quant_group_size(arg: &str) -> String {
 pub fn quant_k(arg: &str) -> String {
     format!("{arg}_k")
 }
+
+// The generated code's own names where the spec's names also stand: names it uses
+// unqualified, and those it defines. The checker (check/names.rs) refuses a spec name
+// that one of its own would meet; codegen/tests/unqualified_names.rs reads the generated
+// Rust and Python and holds every such name of theirs to these lists.
+
+/// The generated Rust module's types, beside each kernel's structs: its struct of every
+/// kernel, its import, and the prelude's types, which a kernel's struct would shadow.
+pub const RUST_MODULE_TYPES: &[&str] =
+    &["Kernels", "Arc", "Result", "Option", "Vec", "Box", "String"];
+
+/// The generated Rust module's values, beside the spec's constants and each kernel's
+/// contract static: its constants and the crate root's, the prelude's variants, and the
+/// parameters and locals of `Kernels`' methods.
+pub const RUST_MODULE_VALUES: &[&str] = &[
+    "CUDA_SOURCE",
+    "SPEC_FILE",
+    "SPEC_HASH",
+    "IMAC_VERSION",
+    "Ok",
+    "Err",
+    "Some",
+    "module",
+    "ctx",
+    "on",
+    "mode",
+];
+
+/// Of [`RUST_MODULE_VALUES`], those a launch stub's `let` sees, where it binds the kernel's
+/// arguments and params by name: the module's constants, and the prelude's variants (a
+/// field `Ok` would be a pattern of the variant; `None` is a Python keyword, reserved).
+pub const RUST_STUB_SEES: &[&str] = &["CUDA_SOURCE", "SPEC_FILE", "Ok", "Err", "Some"];
+
+/// The builtins and imports the Python package's `__init__.py` and `__init__.pyi` use or
+/// define at their top level, beside the spec's kernels and constants (its private names
+/// start with the reserved `_`).
+pub const PYTHON_PACKAGE_NAMES: &[&str] = &[
+    "getattr",
+    "tuple",
+    "dict",
+    "str",
+    "object",
+    "typing",
+    "torch",
+    "Array",
+    "Part",
+    "CudaArray",
+    "DLPackArray",
+    "ImportError",
+    "ValueError",
+    "RuntimeError",
+    "property",
+];
+
+/// The attributes of `torch.ops.NAMESPACE` that are not custom ops.
+pub const TORCH_OPS_NAMES: &[&str] = &["name"];
+
+/// The functions the accessors in each kernel's namespace of the generated CUDA call
+/// unqualified.
+pub const CUDA_NAMESPACE_CALLS: &[&str] = &["min", "max", "memcpy"];

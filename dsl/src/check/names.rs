@@ -46,9 +46,6 @@ impl Namespace {
     }
 }
 
-/// The generated module's own values in a Rust stub's scope.
-const STUB_SEES: &[&str] = &["CUDA_SOURCE", "SPEC_FILE", "Ok", "Err", "Some"];
-
 /// The file's names in the generated modules' top levels: the spec's constants, and each
 /// kernel's Rust structs and contract static, Python functions and torch custom ops; and
 /// the constants in each kernel's CUDA namespace. Then each Rust stub's fields, which its
@@ -60,53 +57,22 @@ pub(super) fn module_clashes(
     consts: &[&ast::Ident],
     errors: &mut Vec<CheckError>,
 ) {
-    // What the Rust module and the crate around it name unqualified: its import, its
-    // struct of every kernel and the prelude's types it uses; its constants, the
-    // prelude's variants, and the parameters and locals of `Kernels`' methods.
     let mut rust_types = Namespace::new(
         "the generated Rust module's types",
-        &["Kernels", "Arc", "Result", "Option", "Vec", "Box", "String"],
+        names::RUST_MODULE_TYPES,
     );
     let mut rust_values = Namespace::new(
         "the generated Rust module's values",
-        &[
-            "CUDA_SOURCE",
-            "SPEC_FILE",
-            "SPEC_HASH",
-            "IMAC_VERSION",
-            "Ok",
-            "Err",
-            "Some",
-            "module",
-            "ctx",
-            "on",
-            "mode",
-        ],
+        names::RUST_MODULE_VALUES,
     );
-    // The builtins and imports `__init__.py` and `__init__.pyi` use at their top level
-    // (the private ones start with the reserved `_`).
-    let mut python = Namespace::new(
-        "the generated Python package",
-        &[
-            "getattr",
-            "tuple",
-            "dict",
-            "str",
-            "object",
-            "typing",
-            "torch",
-            "Array",
-            "Part",
-            "CudaArray",
-            "DLPackArray",
-        ],
+    let mut python = Namespace::new("the generated Python package", names::PYTHON_PACKAGE_NAMES);
+    let mut ops = Namespace::new(
+        "the Python package's torch custom ops",
+        names::TORCH_OPS_NAMES,
     );
-    // `torch.ops.NAMESPACE.name` is the namespace's own attribute, not an op.
-    let mut ops = Namespace::new("the Python package's torch custom ops", &["name"]);
-    // The functions the accessors in each kernel's namespace call unqualified.
     let mut cuda = Namespace::new(
         "each kernel's namespace in the generated CUDA",
-        &["min", "max", "memcpy"],
+        names::CUDA_NAMESPACE_CALLS,
     );
     // A reserved constant is reported as such (check_reserved).
     for c in consts.iter().filter(|c| reserved(&c.name).is_none()) {
@@ -165,7 +131,8 @@ pub(super) fn module_clashes(
             // A constant's name is refused in the kernel's scope (kernel_clashes); of the
             // module's own values the stub's `let` sees only some (the others are
             // `Kernels`' locals, or the crate root's).
-            let unseen = first_span.is_none() && !STUB_SEES.contains(&field.name.as_str());
+            let unseen =
+                first_span.is_none() && !names::RUST_STUB_SEES.contains(&field.name.as_str());
             if !unseen && !consts.iter().any(|c| c.name == field.name) {
                 errors.push(CheckError::NameClash {
                     name: field.name.clone(),
