@@ -203,8 +203,8 @@ case "${1:-1}" in
     ;;
 2)
     fuzz=$(grep -m1 '^gpu-a20e' .gpu/tests.txt) || exit 1
-    first=every_example_spec_fuzzes_clean_with_500_cases_per_kernel
-    timeout 330 bash .gpu/on-device run "$fuzz" --include-ignored --test-threads=1 --exact "$first" 2>&1 | grep -E "^test |test result"
+    first=every_example_spec_fuzzes_clean::
+    timeout 330 bash .gpu/on-device run "$fuzz" --include-ignored --test-threads=1 "$first" 2>&1 | grep -E "^test |test result"
     timeout 130 bash .gpu/on-device run "$fuzz" --include-ignored --test-threads=1 --skip "$first" 2>&1 | grep -E "^test |test result"
     site=$(mktemp -d)
     python3 -m pip install -q --no-index --no-deps --target "$site" .gpu/wheels/*.whl || exit 1

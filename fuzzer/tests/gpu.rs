@@ -36,28 +36,57 @@ fn run(file: &str, opts: &Options) -> ima_fuzz::Report {
     report
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_example_spec_fuzzes_clean_with_500_cases_per_kernel() {
+/// 500 cases of each kernel of `file` find nothing.
+fn fuzzes_clean_with_500_cases_per_kernel(file: &str) {
     let opts = Options {
         cases: 500,
         ..Options::default()
     };
-    for file in example_specs() {
-        let (m, _) = load(&file);
-        let report = run(&file, &opts);
-        assert!(
-            report.findings.is_empty(),
-            "{file}: {} finding(s), seed {SEED}",
-            report.findings.len()
-        );
-        assert_eq!(
-            report.cases,
-            500 * m.kernels.len(),
-            "{file}: {:?}",
-            report.notes
-        );
-    }
+    let (m, _) = load(file);
+    let report = run(file, &opts);
+    assert!(
+        report.findings.is_empty(),
+        "{file}: {} finding(s), seed {SEED}",
+        report.findings.len()
+    );
+    assert_eq!(
+        report.cases,
+        500 * m.kernels.len(),
+        "{file}: {:?}",
+        report.notes
+    );
+}
+
+/// A test for each example spec, `every_example_spec_fuzzes_clean::NAME` for
+/// `specs/NAME.ima`: a filter runs some (compute-sanitizer takes longer over them all than
+/// one device call may run), and a failure names its spec.
+macro_rules! every_example_spec_fuzzes_clean {
+    ($($spec:ident),* $(,)?) => {
+        mod every_example_spec_fuzzes_clean {
+            $(
+                #[test]
+                #[ignore = "needs a CUDA GPU"]
+                fn $spec() {
+                    super::fuzzes_clean_with_500_cases_per_kernel(
+                        concat!("specs/", stringify!($spec), ".ima"),
+                    );
+                }
+            )*
+        }
+
+        const FUZZED_SPECS: &[&str] = &[$(concat!("specs/", stringify!($spec), ".ima")),*];
+    };
+}
+
+every_example_spec_fuzzes_clean!(
+    attn, checkpoint, decode, gemm, gemm_tma, index, paged, quant, rmsnorm, rope, strided,
+    transpose,
+);
+
+/// Every spec of specs/ has its test above (no GPU needed).
+#[test]
+fn every_example_spec_has_a_fuzz_test() {
+    assert_eq!(FUZZED_SPECS, example_specs());
 }
 
 #[test]
