@@ -66,6 +66,40 @@ fn the_bench_cuda_compiles_for_sm_90a_without_warnings() {
     compiles_cleanly("bench/twins", "sm_90a");
 }
 
+/// A body's errors are reported at the spec's lines: one in the middle at its own line, and
+/// a last statement without its `;` at the body's closing brace, which the generated code
+/// closes the body with on that same line (a brace of its own was the generated file's,
+/// so the error named a line of `k.cu`). Where that line is a preprocessor directive, the
+/// brace takes a line of its own, and the body compiles.
+#[test]
+fn a_body_s_errors_are_reported_at_the_spec_s_lines() {
+    // `body` runs from after `body {` to the spec's closing brace.
+    let compile = |body: &str| {
+        let spec = format!(
+            "kernel k {{\n    in  x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {{\n{body}}}\n}}\n"
+        );
+        let m = ima_dsl::compile(&ima_dsl::Source::new("specs/k.ima", spec))
+            .unwrap_or_else(|d| panic!("{d:?}"));
+        let cuda = ima_codegen::cuda::generate(&m, "k.cu");
+        ima::compile_ptx_checked(&cuda, "k.cu", "sm_90").map_err(|e| e.to_string())
+    };
+    let missing_semicolon = compile("        const float v = x(i) * 2.f;\n        y(i) = v\n    ")
+        .expect_err("a statement without its `;`");
+    assert!(
+        missing_semicolon.contains("specs/k.ima(8): error: expected a \";\""),
+        "{missing_semicolon}"
+    );
+    assert!(!missing_semicolon.contains("k.cu("), "{missing_semicolon}");
+    let undeclared = compile("        y(i) = z(i);\n        y(i) += 1.f;\n    ")
+        .expect_err("an undeclared name");
+    assert!(
+        undeclared.contains("specs/k.ima(6): error: identifier \"z\" is undefined"),
+        "{undeclared}"
+    );
+    compile("#define TWICE 2\n        y(i) = TWICE * x(i);\n#undef TWICE ")
+        .expect("a body whose brace ends a directive's line");
+}
+
 /// A shared array's 16-byte vector read (`s.at8(i)` of f16, here through `ima_row_pairs`,
 /// as a body feeding mma.sync from shared memory reads it) is one vector load: the accessor
 /// says its address is 16-byte aligned. From the element pointer alone, the compiler loaded

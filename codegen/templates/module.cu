@@ -1268,9 +1268,8 @@ template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_body(
     {{ k.body_params }}) {
 #line {{ k.body_line }} "{{ spec }}"
-{{ k.body }}
+{{ k.body }}{{ k.body_close }}
 // ima:resume-line
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2904,9 +2904,8 @@ __device__ __forceinline__ void ima_body(
 
         body(m, n) = x(m, n) + x_s0(m, n) + x_t(m, n) + x_tma(m, n) + s_N(m, n);
         run(m, n) = x(m, n);
-    
+    }
 #line 2909 "derived_names.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3269,9 +3268,8 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const I i) {
 #line 26 "tests/in/derived_names.ima"
- y(i) = x(i); 
-#line 3274 "derived_names.cu"
-}
+ y(i) = x(i); }
+#line 3273 "derived_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3468,9 +3466,8 @@ __device__ __forceinline__ void ima_body(
     const float on,
     const I i) {
 #line 37 "tests/in/derived_names.ima"
- ctx(i) = mode(i) + module(i) * on; 
-#line 3473 "derived_names.cu"
-}
+ ctx(i) = mode(i) + module(i) * on; }
+#line 3471 "derived_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

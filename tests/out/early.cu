@@ -2650,9 +2650,8 @@ __device__ __forceinline__ void ima_body(
         while (clock64() - start < cycles) {}
         const I i = I(blockIdx.x) * 256 + threadIdx.x;
         if (i < N) y(i) = x(i) + 1.f;
-    
+    }
 #line 2655 "early.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2848,9 +2847,8 @@ __device__ __forceinline__ void ima_body(
         const float t = i < N ? table(i) : 0.f;
         ima_wait_for_inputs();
         if (i < N) y(i) = x(i) * 0.5f + t;
-    
-#line 2853 "early.cu"
-}
+    }
+#line 2852 "early.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3093,9 +3091,8 @@ __device__ __forceinline__ void ima_body(
         const float v = i < N ? x(i) + table(i) : 0.f;
         ima_wait_for_inputs();
         if (i < N) y(i) = v;
-    
-#line 3098 "early.cu"
-}
+    }
+#line 3096 "early.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

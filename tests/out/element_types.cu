@@ -2661,9 +2661,8 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const I i) {
 #line 10 "tests/in/element_types.ima"
- y(i) = float(a(i)) + float(b(i)); 
+ y(i) = float(a(i)) + float(b(i)); }
 #line 2666 "element_types.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3043,9 +3042,8 @@ __device__ __forceinline__ void ima_body(
         y(i) = double(a(i)) + double(b(i)) + double(c(i)) + double(d(i)) + double(e(i))
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
-    
-#line 3048 "element_types.cu"
-}
+    }
+#line 3047 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5396,9 +5394,8 @@ __device__ __forceinline__ void ima_body(
         s.store_pair(i, j, v0, v1);
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
-    
-#line 5401 "element_types.cu"
-}
+    }
+#line 5399 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6833,9 +6830,8 @@ __device__ __forceinline__ void ima_body(
         s.store_acc(z, z, ImaConst<0>{}, 0, 0);
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
-    
-#line 6838 "element_types.cu"
-}
+    }
+#line 6835 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2719,9 +2719,8 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
-    
+    }
 #line 2724 "planted_bugs.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3062,9 +3061,8 @@ __device__ __forceinline__ void ima_body(
     const I j,
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
- y(j, i) = x(j, i); 
-#line 3067 "planted_bugs.cu"
-}
+ y(j, i) = x(j, i); }
+#line 3066 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3359,9 +3357,8 @@ __device__ __forceinline__ void ima_body(
             for (int w = 0; w < 32; ++w) t += red(w);
             s(r, 0) = t;
         }
-    
-#line 3364 "planted_bugs.cu"
-}
+    }
+#line 3362 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4134,9 +4131,8 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
- y(k, n) = __float2half_rn(w.scale(k + G, n)); 
-#line 4139 "planted_bugs.cu"
-}
+ y(k, n) = __float2half_rn(w.scale(k + G, n)); }
+#line 4136 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4891,9 +4887,8 @@ __device__ __forceinline__ void ima_body(
             }
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
-    
-#line 4896 "planted_bugs.cu"
-}
+    }
+#line 4892 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -3072,9 +3072,8 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 12 "specs/checkpoint.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); 
+ y(k, n) = __float2half_rn(w.dequant(k, n)); }
 #line 3077 "checkpoint.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3926,9 +3925,8 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 20 "specs/checkpoint.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 3931 "checkpoint.cu"
-}
+ y(k, n) = __float2half_rn(w.dequant(k, n)); }
+#line 3930 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4717,9 +4715,8 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 28 "specs/checkpoint.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4722 "checkpoint.cu"
-}
+ y(k, n) = __float2half_rn(w.dequant(k, n)); }
+#line 4720 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5368,9 +5365,8 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 36 "specs/checkpoint.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 5373 "checkpoint.cu"
-}
+ y(k, n) = __float2half_rn(w.dequant(k, n)); }
+#line 5370 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6103,9 +6099,8 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    
-#line 6108 "checkpoint.cu"
-}
+    }
+#line 6104 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7020,9 +7015,8 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    
-#line 7025 "checkpoint.cu"
-}
+    }
+#line 7020 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7741,9 +7735,8 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    
-#line 7746 "checkpoint.cu"
-}
+    }
+#line 7740 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -8655,9 +8648,8 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    
-#line 8660 "checkpoint.cu"
-}
+    }
+#line 8653 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -9361,9 +9353,8 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    
-#line 9366 "checkpoint.cu"
-}
+    }
+#line 9358 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -3039,9 +3039,8 @@ __device__ __forceinline__ void ima_body(
                         o.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
                 acc = {};
             });
-    
+    }
 #line 3044 "gemm.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3756,9 +3755,8 @@ __device__ __forceinline__ void ima_body(
                         o.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
                 acc = {};
             });
-    
-#line 3761 "gemm.cu"
-}
+    }
+#line 3760 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4455,9 +4453,8 @@ __device__ __forceinline__ void ima_body(
         for (int i = 0; i < 4; ++i)
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
-    
-#line 4460 "gemm.cu"
-}
+    }
+#line 4458 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5089,9 +5086,8 @@ __device__ __forceinline__ void ima_body(
         for (int i = 0; i < 4; ++i)
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
-    
-#line 5094 "gemm.cu"
-}
+    }
+#line 5091 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6268,9 +6264,8 @@ __device__ __forceinline__ void ima_body(
             for (int j = 0; j < 8; ++j) v.v[j] = __float2half_rn(sum[j]);
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
-    
-#line 6273 "gemm.cu"
-}
+    }
+#line 6269 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -3106,9 +3106,8 @@ __device__ __forceinline__ void ima_body(
         #pragma unroll
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
-    
+    }
 #line 3111 "gemm_tma.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3868,9 +3867,8 @@ __device__ __forceinline__ void ima_body(
         #pragma unroll
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
-    
-#line 3873 "gemm_tma.cu"
-}
+    }
+#line 3872 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4769,9 +4767,8 @@ __device__ __forceinline__ void ima_body(
             acc = ImaWgAcc<256>{};
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
-    
-#line 4774 "gemm_tma.cu"
-}
+    }
+#line 4772 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5641,9 +5638,8 @@ __device__ __forceinline__ void ima_body(
                 o.store_acc(acc.c[j], acc.c[j + 1], ImaConst<2>{}, b, h, i0 + 64 * wg + acc.row0(), j0 + 8 * j);
             acc = ImaWgAcc<256>{};
         });
-    
-#line 5646 "gemm_tma.cu"
-}
+    }
+#line 5643 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7284,9 +7280,8 @@ __device__ __forceinline__ void ima_body(
             k0 = 0;
             n0 += I(gridDim.x) * 32;
         });
-    
-#line 7289 "gemm_tma.cu"
-}
+    }
+#line 7285 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -9133,9 +9128,8 @@ __device__ __forceinline__ void ima_body(
         if (M <= 16) run(ImaConst<16>{});
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
-    
-#line 9138 "gemm_tma.cu"
-}
+    }
+#line 9133 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -10884,9 +10878,8 @@ __device__ __forceinline__ void ima_body(
 
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
-    
-#line 10889 "gemm_tma.cu"
-}
+    }
+#line 10883 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -12635,9 +12628,8 @@ __device__ __forceinline__ void ima_body(
         // now, on what it reads early, in what the grid leaves free.
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
-    
-#line 12640 "gemm_tma.cu"
-}
+    }
+#line 12633 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2851,9 +2851,8 @@ __device__ __forceinline__ void ima_body(
         const I d = g % (D / 8) * 8, t = g / (D / 8);
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
-    
+    }
 #line 2856 "index.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3545,9 +3544,8 @@ __device__ __forceinline__ void ima_body(
             k_cache.store8(b, s, h, d, key.load8(t, h, d));
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
-    
-#line 3550 "index.cu"
-}
+    }
+#line 3549 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4095,9 +4093,8 @@ __device__ __forceinline__ void ima_body(
         for (int w = 0; w < 32; ++w) kept += warp_sums(w);
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
-    
-#line 4100 "index.cu"
-}
+    }
+#line 4098 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4509,9 +4506,8 @@ __device__ __forceinline__ void ima_body(
         float sum = 0.f;
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
-    
-#line 4514 "index.cu"
-}
+    }
+#line 4511 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

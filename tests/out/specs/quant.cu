@@ -3293,9 +3293,8 @@ __device__ __forceinline__ void ima_body(
                 y.store8(k8 + r, n, row);
             }
         }
-    
+    }
 #line 3298 "quant.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4084,9 +4083,8 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 36 "specs/quant.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4089 "quant.cu"
-}
+ y(k, n) = __float2half_rn(w.dequant(k, n)); }
+#line 4088 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4752,9 +4750,8 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 44 "specs/quant.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 4757 "quant.cu"
-}
+ y(k, n) = __float2half_rn(w.dequant(k, n)); }
+#line 4755 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5470,9 +5467,8 @@ __device__ __forceinline__ void ima_body(
                 y.store8(k8 + r, n, row);
             }
         }
-    
-#line 5475 "quant.cu"
-}
+    }
+#line 5472 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6044,9 +6040,8 @@ __device__ __forceinline__ void ima_body(
                 if (n8 + j < N) y(k, n8 + j) = __float2half_rn(v[j]);
             }
         }
-    
-#line 6049 "quant.cu"
-}
+    }
+#line 6045 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6361,9 +6356,8 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 95 "specs/quant.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); 
-#line 6366 "quant.cu"
-}
+ y(k, n) = __float2half_rn(w.dequant(k, n)); }
+#line 6361 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7372,9 +7366,8 @@ __device__ __forceinline__ void ima_body(
                 y(m, col) = __float2half(sum);
             }
         }
-    
-#line 7377 "quant.cu"
-}
+    }
+#line 7371 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -8051,9 +8044,8 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    
-#line 8056 "quant.cu"
-}
+    }
+#line 8049 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2936,9 +2936,8 @@ __device__ __forceinline__ void ima_body(
             }
             y.store8(row, d, out);
         }
-    
+    }
 #line 2941 "rmsnorm.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

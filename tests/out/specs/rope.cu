@@ -2871,9 +2871,8 @@ __device__ __forceinline__ void ima_body(
             out.v[j + 1] = __float2half(x1 * c + x0 * sn);
         }
         y.store8(b, h, s, d, out);
-    
+    }
 #line 2876 "rope.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2696,9 +2696,8 @@ __device__ __forceinline__ void ima_body(
     const I i,
     const I j) {
 #line 11 "specs/strided.ima"
- y(i, j) = a * x(i, j) + b; 
+ y(i, j) = a * x(i, j) + b; }
 #line 2701 "strided.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

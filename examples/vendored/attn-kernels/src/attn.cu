@@ -2724,9 +2724,8 @@ __device__ __forceinline__ void ima_body(
             acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         }
         o(b, h, i, j) = acc * scale;
-    
+    }
 #line 2729 "attn.cu"
-}
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3148,9 +3147,8 @@ __device__ __forceinline__ void ima_body(
         for (I j = threadIdx.x; j < T; j += blockDim.x) {
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
-    
-#line 3153 "attn.cu"
-}
+    }
+#line 3152 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3484,9 +3482,8 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
-    
-#line 3489 "attn.cu"
-}
+    }
+#line 3487 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4118,9 +4115,8 @@ __device__ __forceinline__ void ima_body(
                 if (j < T) o(b, h, i, j) = acc[r][c] * scale;
             }
         }
-    
-#line 4123 "attn.cu"
-}
+    }
+#line 4120 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
