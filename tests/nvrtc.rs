@@ -67,10 +67,10 @@ fn the_bench_cuda_compiles_for_sm_90a_without_warnings() {
 }
 
 /// A body's errors are reported at the spec's lines: one in the middle at its own line, and
-/// a last statement without its `;` at the body's closing brace, which the generated code
-/// closes the body with on that same line (a brace of its own was the generated file's,
-/// so the error named a line of `k.cu`). Where that line is a preprocessor directive, the
-/// brace takes a line of its own, and the body compiles.
+/// a last statement without its `;` at the body's closing brace, whose line the generated
+/// function's own brace is said to stand on (it was the generated file's, so the error
+/// named a line of `k.cu`). A body whose last line is a preprocessor directive, or is
+/// continued into one, compiles: the brace stays on a line of its own.
 #[test]
 fn a_body_s_errors_are_reported_at_the_spec_s_lines() {
     // `body` runs from after `body {` to the spec's closing brace.
@@ -98,6 +98,8 @@ fn a_body_s_errors_are_reported_at_the_spec_s_lines() {
     );
     compile("#define TWICE 2\n        y(i) = TWICE * x(i);\n#undef TWICE ")
         .expect("a body whose brace ends a directive's line");
+    compile("        y(i) = x(i);\n#define ONE \\\n        1 ")
+        .expect("a body whose brace ends a directive's continued line");
 }
 
 /// A shared array's 16-byte vector read (`s.at8(i)` of f16, here through `ima_row_pairs`,

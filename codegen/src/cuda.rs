@@ -109,8 +109,11 @@ struct KernelCu {
     body_params: String,
     body_line: usize,
     body: String,
-    /// The brace that closes the body (see [`body_close`]).
-    body_close: &'static str,
+    /// The spec's line of the body's closing brace, where the generated function's brace
+    /// is said to stand: an error at the end of the body's last statement (a missing `;`)
+    /// is then reported at the spec's line, not the generated file's. (On the body's last
+    /// line itself, a preprocessor directive there, or continued into it, would take it.)
+    brace_line: usize,
     run_params: String,
     domain: String,
     /// Launch indices a loop decodes (0 for a raw grid), and their extents, innermost first.
@@ -322,20 +325,6 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
     .expect("the module template renders from plain strings")
 }
 
-/// The brace that closes a body's function: on the body's last line, where the spec's own
-/// brace stands, so that an error at the end of its last statement (a missing `;`) is
-/// reported at the spec's line, not the generated file's; on a line of its own where that
-/// last line is a preprocessor directive, or continues the line before it, either of which
-/// would take the brace in.
-fn body_close(body: &str) -> &'static str {
-    let (before, last) = body.rsplit_once('\n').unwrap_or(("", body));
-    if last.trim_start().starts_with('#') || before.ends_with('\\') {
-        "\n}"
-    } else {
-        "}"
-    }
-}
-
 /// Bodies carry `#line` directives pointing into the spec, so that NVRTC reports errors at
 /// the spec's lines; after each body, line numbers go back to the generated file's own.
 fn resume_lines(text: &str, cu_file: &str) -> String {
@@ -476,7 +465,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
         body: k.body.text.clone(),
-        body_close: body_close(&k.body.text),
+        brace_line: k.body.line + k.body.text.matches('\n').count(),
         run_params: run_params.join(",\n    "),
         domain,
         rank,

@@ -1268,7 +1268,9 @@ template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_body(
     {{ k.body_params }}) {
 #line {{ k.body_line }} "{{ spec }}"
-{{ k.body }}{{ k.body_close }}
+{{ k.body }}
+#line {{ k.brace_line }} "{{ spec }}"
+}
 // ima:resume-line
 
 template <typename I, bool IMA_CHECKED>

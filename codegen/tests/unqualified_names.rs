@@ -362,8 +362,8 @@ fn the_python_package_names_only_the_lists_names() {
 }
 
 /// The generated CUDA's tokens, ima.cuh's text and the spec's bodies left out (their
-/// lines run from a `#line` naming the spec to the next `#line`), and its comments and
-/// string literals.
+/// lines run from a `#line` naming the spec to the next `#line`, which names it again for
+/// the generated closing brace), and its comments and string literals.
 fn cuda_tokens(m: &ir::Module) -> Vec<String> {
     let cuda = ima_codegen::cuda::generate(m, "module.cu");
     let header = ima_codegen::cuda::IMA_CUH.trim_end();
@@ -373,43 +373,50 @@ fn cuda_tokens(m: &ir::Module) -> Vec<String> {
     let mut tokens = Vec::new();
     for line in own.lines() {
         if line.starts_with("#line") {
-            in_body = line.ends_with(&body_start);
+            // A body's first line names the spec, and so does its closing brace's.
+            in_body = line.ends_with(&body_start) && !in_body;
             continue;
         }
         let code = line.split("//").next().unwrap();
         if in_body || code.trim_start().starts_with('#') {
             continue;
         }
-        let mut rest = code;
-        while let Some(c) = rest.chars().next() {
-            let len = if c.is_ascii_alphanumeric() || c == '_' {
-                rest.find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                    .unwrap_or(rest.len())
-            } else if c == '"' {
-                1 + rest[1..].find('"').expect("a closed string") + 1
-            } else if rest.starts_with("->") || rest.starts_with("::") {
-                2
-            } else {
-                c.len_utf8()
-            };
-            let token = &rest[..len];
-            if !token.trim().is_empty() && !token.starts_with('"') {
-                tokens.push(token.to_string());
-            }
-            rest = &rest[len..];
+        tokens.extend(tokenize(code));
+    }
+    tokens
+}
+
+/// `code`'s tokens: names, numbers, `->`, `::` and single characters; string literals and
+/// spaces left out.
+fn tokenize(code: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut rest = code;
+    while let Some(c) = rest.chars().next() {
+        let len = if c.is_ascii_alphanumeric() || c == '_' {
+            rest.find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .unwrap_or(rest.len())
+        } else if c == '"' {
+            1 + rest[1..].find('"').expect("a closed string") + 1
+        } else if rest.starts_with("->") || rest.starts_with("::") {
+            2
+        } else {
+            c.len_utf8()
+        };
+        let token = &rest[..len];
+        if !token.trim().is_empty() && !token.starts_with('"') {
+            tokens.push(token.to_string());
         }
+        rest = &rest[len..];
     }
     tokens
 }
 
 /// The functions the generated CUDA calls by an unqualified name, outside ima.cuh and the
 /// bodies, are reserved or in `CUDA_NAMESPACE_CALLS`: each kernel's namespace holds the
-/// spec's constants, and the entry points `using` it see them too. A call is a name
-/// followed by `(`, not after a member access, and not one the generated code declares
-/// (its member functions, parameters and locals, which a call finds first).
+/// spec's constants, and the entry points `using` it see them too. A call of a name that a
+/// declaration around it names (a member function, a parameter, a local) finds that first.
 #[test]
 fn the_generated_cuda_calls_only_the_lists_functions() {
-    let word = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
     for m in modules() {
         // The entry points' own names (`attn_i32`), declared after `__launch_bounds__(..)`.
         let entries: BTreeSet<String> = m
@@ -420,37 +427,10 @@ fn the_generated_cuda_calls_only_the_lists_functions() {
             })
             .collect();
         let tokens = cuda_tokens(&m);
-        // A name declared after a type (a function, a member function, a parameter or a
-        // local) is what a call of it finds first, before the namespace's constants.
-        let after_type = |i: usize| {
-            let before = tokens[i - 1].as_str();
-            let next = tokens.get(i + 1).map_or("", |t| t.as_str());
-            let typed = word(before) && !matches!(before, "return" | "else" | "case");
-            match next {
-                // `ImaVec<float, 4>& at4(`, where `a * min(` is a call.
-                "(" => {
-                    typed || before == ">" || matches!(before, "&" | "*") && tokens[i - 2] == ">"
-                }
-                "," | ")" | "=" | ";" | "[" => typed || matches!(before, ">" | "&" | "*"),
-                _ => false,
-            }
-        };
-        let declared: BTreeSet<&str> = (1..tokens.len())
-            .filter(|&i| word(&tokens[i]) && after_type(i))
-            .map(|i| tokens[i].as_str())
-            .collect();
-        let mut calls = BTreeSet::new();
-        for i in 1..tokens.len() - 1 {
-            let (name, next) = (tokens[i].as_str(), tokens[i + 1].as_str());
-            let member = matches!(tokens[i - 1].as_str(), "." | "->" | "::");
-            let own = declared.contains(name) || entries.contains(name);
-            if word(name) && next == "(" && !member && !own {
-                calls.insert(name);
-            }
-        }
-        let unlisted: Vec<&str> = calls
+        let unlisted: Vec<&str> = unqualified_calls(&tokens)
             .into_iter()
-            .filter(|c| reserved(c).is_none() && !CUDA_NAMESPACE_CALLS.contains(c))
+            .filter(|c| !entries.contains(*c) && reserved(c).is_none())
+            .filter(|c| !CUDA_NAMESPACE_CALLS.contains(c))
             .collect();
         assert!(
             unlisted.is_empty(),
@@ -458,4 +438,123 @@ fn the_generated_cuda_calls_only_the_lists_functions() {
             m.file
         );
     }
+}
+
+/// The functions a CUDA text calls by an unqualified name that no declaration around the
+/// call names: each call with the brace scopes it stands in, and the names each scope
+/// declares after a type (a function, member function, parameter or local, which a call
+/// finds before the namespace's constants; a parameter in the scope its function's brace
+/// opens). A `>` closes a type only where it closes a `<` that follows a name in the same
+/// statement (`ImaVec<float, 4> f(`), not as an operator (`k >> f(`).
+fn unqualified_calls(tokens: &[String]) -> BTreeSet<&str> {
+    let word = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    // Each scope's parent and declared names; scope 0 is the file.
+    let mut parent: Vec<usize> = vec![0];
+    let mut declared: Vec<BTreeSet<&str>> = vec![BTreeSet::new()];
+    let mut open = vec![0];
+    let mut parameters = BTreeSet::new();
+    let (mut parens, mut angles) = (0, Vec::new());
+    let mut closes_type = vec![false; tokens.len()];
+    let mut calls = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let before = if i == 0 { "" } else { tokens[i - 1].as_str() };
+        let next = tokens.get(i + 1).map_or("", |t| t.as_str());
+        match t.as_str() {
+            "(" => parens += 1,
+            ")" => parens -= 1,
+            "<" if word(before) => angles.push(i),
+            ">" => closes_type[i] = angles.pop().is_some(),
+            ";" => {
+                angles.clear();
+                if parens == 0 {
+                    parameters.clear();
+                }
+            }
+            "{" => {
+                parent.push(*open.last().unwrap());
+                declared.push(std::mem::take(&mut parameters));
+                open.push(declared.len() - 1);
+                angles.clear();
+            }
+            "}" => {
+                open.pop();
+                angles.clear();
+            }
+            name if word(name) => {
+                let typed = word(before) && !matches!(before, "return" | "else" | "case");
+                let type_close = |j: usize| j > 0 && closes_type[j];
+                let declares = match next {
+                    "(" => {
+                        typed
+                            || type_close(i - 1)
+                            || matches!(before, "&" | "*") && type_close(i - 2)
+                    }
+                    "," | ")" | "=" | ";" | "[" => {
+                        typed || type_close(i - 1) || matches!(before, "&" | "*")
+                    }
+                    _ => false,
+                };
+                if declares && parens > 0 {
+                    parameters.insert(name);
+                } else if declares {
+                    declared[*open.last().unwrap()].insert(name);
+                } else if next == "(" && !matches!(before, "." | "->" | "::") {
+                    // A trailing return type sees its function's parameters:
+                    // `auto g(F& f) -> decltype(f(0)) {`.
+                    if !parameters.contains(name) {
+                        calls.push((name, *open.last().unwrap()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let visible = |name: &str, mut scope: usize| loop {
+        if declared[scope].contains(name) {
+            return true;
+        }
+        if scope == 0 {
+            return false;
+        }
+        scope = parent[scope];
+    };
+    calls
+        .into_iter()
+        .filter(|&(name, scope)| !visible(name, scope))
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// The scopes of `unqualified_calls`, on hand-written code: a parameter, a member function
+/// and a local excuse calls in their scopes only, a trailing return type sees its
+/// parameters, and `>>` closes no type.
+#[test]
+fn a_call_is_excused_only_by_a_declaration_around_it() {
+    let calls = |code: &str| {
+        let tokens = tokenize(code);
+        // Keywords (`for (`) are reserved, as in the test above.
+        unqualified_calls(&tokens)
+            .into_iter()
+            .filter(|c| reserved(c).is_none())
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(calls("int g(int k) { return k >> f(k); }"), ["f"]);
+    assert_eq!(calls("int g(int k) { return k > f(k); }"), ["f"]);
+    assert_eq!(
+        calls("Vec<int> f(int k) { return f(k - 1); }"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        calls("struct S { int h() { return ok(1); } bool ok(int); }; int u() { return ok(2); }"),
+        ["ok"]
+    );
+    assert_eq!(
+        calls("auto u(F& f) -> decltype(f(0)) { return f(1); } void v() { f(2); }"),
+        ["f"]
+    );
+    assert_eq!(
+        calls("void v() { for (int i = 0; i < 4; ++i) { min(i, 2); } }"),
+        ["min"]
+    );
 }

@@ -67,9 +67,12 @@ pub fn quant_k(arg: &str) -> String {
 }
 
 // The generated code's own names where the spec's names also stand: names it uses
-// unqualified, and those it defines. The checker (check/names.rs) refuses a spec name
-// that one of its own would meet; codegen/tests/unqualified_names.rs reads the generated
-// Rust and Python and holds every such name of theirs to these lists.
+// unqualified, and those it defines. The checker (check/names.rs) refuses a spec name, or
+// a name derived from one (`Kernels` of a kernel `kernels`), that one of its own would
+// meet; some are also reserved.rs's, which refuses them as spec names everywhere.
+// codegen/tests/unqualified_names.rs reads back the generated Rust, Python and CUDA (the
+// functions it calls) and holds every such name of theirs to these lists; TORCH_OPS_NAMES
+// is torch's, not read back.
 
 /// The generated Rust module's types, beside each kernel's structs: its struct of every
 /// kernel, its import, and the prelude's types, which a kernel's struct would shadow.

@@ -2710,8 +2710,10 @@ __device__ __forceinline__ void ima_body(
             y(r) = sum;
         }
         ima_cluster_sync();
-    }
-#line 2715 "clusters.cu"
+    
+#line 34 "tests/in/clusters.ima"
+}
+#line 2717 "clusters.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

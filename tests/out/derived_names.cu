@@ -2904,8 +2904,10 @@ __device__ __forceinline__ void ima_body(
 
         body(m, n) = x(m, n) + x_s0(m, n) + x_t(m, n) + x_tma(m, n) + s_N(m, n);
         run(m, n) = x(m, n);
-    }
-#line 2909 "derived_names.cu"
+    
+#line 19 "tests/in/derived_names.ima"
+}
+#line 2911 "derived_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3268,8 +3270,10 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const I i) {
 #line 26 "tests/in/derived_names.ima"
- y(i) = x(i); }
-#line 3273 "derived_names.cu"
+ y(i) = x(i); 
+#line 26 "tests/in/derived_names.ima"
+}
+#line 3277 "derived_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3466,8 +3470,10 @@ __device__ __forceinline__ void ima_body(
     const float on,
     const I i) {
 #line 37 "tests/in/derived_names.ima"
- ctx(i) = mode(i) + module(i) * on; }
-#line 3471 "derived_names.cu"
+ ctx(i) = mode(i) + module(i) * on; 
+#line 37 "tests/in/derived_names.ima"
+}
+#line 3477 "derived_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

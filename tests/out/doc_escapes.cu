@@ -2644,8 +2644,10 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const I i) {
 #line 12 "tests/in/doc_escapes.ima"
- y(i) = x(i); }
-#line 2649 "doc_escapes.cu"
+ y(i) = x(i); 
+#line 12 "tests/in/doc_escapes.ima"
+}
+#line 2651 "doc_escapes.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

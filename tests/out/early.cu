@@ -2650,8 +2650,10 @@ __device__ __forceinline__ void ima_body(
         while (clock64() - start < cycles) {}
         const I i = I(blockIdx.x) * 256 + threadIdx.x;
         if (i < N) y(i) = x(i) + 1.f;
-    }
-#line 2655 "early.cu"
+    
+#line 15 "tests/in/early.ima"
+}
+#line 2657 "early.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2847,8 +2849,10 @@ __device__ __forceinline__ void ima_body(
         const float t = i < N ? table(i) : 0.f;
         ima_wait_for_inputs();
         if (i < N) y(i) = x(i) * 0.5f + t;
-    }
-#line 2852 "early.cu"
+    
+#line 30 "tests/in/early.ima"
+}
+#line 2856 "early.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3091,8 +3095,10 @@ __device__ __forceinline__ void ima_body(
         const float v = i < N ? x(i) + table(i) : 0.f;
         ima_wait_for_inputs();
         if (i < N) y(i) = v;
-    }
-#line 3096 "early.cu"
+    
+#line 46 "tests/in/early.ima"
+}
+#line 3102 "early.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

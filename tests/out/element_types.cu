@@ -2661,8 +2661,10 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const I i) {
 #line 10 "tests/in/element_types.ima"
- y(i) = float(a(i)) + float(b(i)); }
-#line 2666 "element_types.cu"
+ y(i) = float(a(i)) + float(b(i)); 
+#line 10 "tests/in/element_types.ima"
+}
+#line 2668 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3042,8 +3044,10 @@ __device__ __forceinline__ void ima_body(
         y(i) = double(a(i)) + double(b(i)) + double(c(i)) + double(d(i)) + double(e(i))
              + double(f(i)) + double(g(i)) + double(h(i)) + double(__half2float(p(i)))
              + double(__bfloat162float(q(i))) + double(r(i)) + s(i);
-    }
-#line 3047 "element_types.cu"
+    
+#line 33 "tests/in/element_types.ima"
+}
+#line 3051 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5394,8 +5398,10 @@ __device__ __forceinline__ void ima_body(
         s.store_pair(i, j, v0, v1);
         t.store_pair(i, j, v0, v1);
         u.store_pair(i, j, v0, v1);
-    }
-#line 5399 "element_types.cu"
+    
+#line 73 "tests/in/element_types.ima"
+}
+#line 5405 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6830,8 +6836,10 @@ __device__ __forceinline__ void ima_body(
         s.store_acc(z, z, ImaConst<0>{}, 0, 0);
         t.store_acc(z, z, ImaConst<0>{}, 0, 0);
         u.store_acc(z, z, ImaConst<0>{}, 0, 0);
-    }
-#line 6835 "element_types.cu"
+    
+#line 111 "tests/in/element_types.ima"
+}
+#line 6843 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

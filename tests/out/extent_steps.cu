@@ -2676,8 +2676,10 @@ __device__ __forceinline__ void ima_body(
     const I K,
     const I i) {
 #line 12 "tests/in/extent_steps.ima"
- y(i) = a(0) + b(0) + c(0); }
-#line 2681 "extent_steps.cu"
+ y(i) = a(0) + b(0) + c(0); 
+#line 12 "tests/in/extent_steps.ima"
+}
+#line 2683 "extent_steps.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

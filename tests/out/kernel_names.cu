@@ -2641,8 +2641,10 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const I i) {
 #line 9 "tests/in/kernel_names.ima"
- y(i) = x(i) * 0.5f; }
-#line 2646 "kernel_names.cu"
+ y(i) = x(i) * 0.5f; 
+#line 9 "tests/in/kernel_names.ima"
+}
+#line 2648 "kernel_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2822,8 +2824,10 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const I i) {
 #line 16 "tests/in/kernel_names.ima"
- y(i) = -x(i); }
-#line 2827 "kernel_names.cu"
+ y(i) = -x(i); 
+#line 16 "tests/in/kernel_names.ima"
+}
+#line 2831 "kernel_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3003,8 +3007,10 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const I i) {
 #line 23 "tests/in/kernel_names.ima"
- y(i) = x(i) < 0.f ? 1.f : 0.f; }
-#line 3008 "kernel_names.cu"
+ y(i) = x(i) < 0.f ? 1.f : 0.f; 
+#line 23 "tests/in/kernel_names.ima"
+}
+#line 3014 "kernel_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

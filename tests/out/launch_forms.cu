@@ -2734,8 +2734,10 @@ __device__ __forceinline__ void ima_body(
         if (threadIdx.x % 32 == 0) part(threadIdx.x / 32) = acc;
         __syncthreads();
         if (threadIdx.x == 0) s(n, 0) = part(0) + part(1) + part(2) + part(3);
-    }
-#line 2739 "launch_forms.cu"
+    
+#line 17 "tests/in/launch_forms.ima"
+}
+#line 2741 "launch_forms.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2945,8 +2947,10 @@ __device__ __forceinline__ void ima_body(
                 while (atomicAdd(&flags(b + 1), 0) == 0) {}
             atomicExch(&flags(b), 1);
         }
-    }
-#line 2950 "launch_forms.cu"
+    
+#line 34 "tests/in/launch_forms.ima"
+}
+#line 2954 "launch_forms.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3100,8 +3104,10 @@ __device__ __forceinline__ void ima_body(
             while (atomicAdd(&arrived(0), 0) < int(gridDim.x)) {}
             for (I r = blockIdx.x; r < N; r += gridDim.x) seen(r) = int(gridDim.x);
         }
-    }
-#line 3105 "launch_forms.cu"
+    
+#line 51 "tests/in/launch_forms.ima"
+}
+#line 3111 "launch_forms.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3317,8 +3323,10 @@ __device__ __forceinline__ void ima_body(
 
         const I i = blockIdx.x * 256 + threadIdx.x;
         if (i < N) y(i, blockIdx.y) = src(i);
-    }
-#line 3322 "launch_forms.cu"
+    
+#line 62 "tests/in/launch_forms.ima"
+}
+#line 3330 "launch_forms.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2702,8 +2702,10 @@ __device__ __forceinline__ void ima_body(
 
         s(0) = 0.f;
         y(i) = x(ids(i)) + s(0);
-    }
-#line 2707 "min_max_extents.cu"
+    
+#line 15 "tests/in/min_max_extents.ima"
+}
+#line 2709 "min_max_extents.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

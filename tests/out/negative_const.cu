@@ -2699,8 +2699,10 @@ __device__ __forceinline__ void ima_body(
     const ima_accessor_s<I, IMA_CHECKED> s,
     const I i) {
 #line 14 "tests/in/negative_const.ima"
- y(i) = x(ids(i)) + s(0); }
-#line 2704 "negative_const.cu"
+ y(i) = x(ids(i)) + s(0); 
+#line 14 "tests/in/negative_const.ima"
+}
+#line 2706 "negative_const.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2694,8 +2694,10 @@ __device__ __forceinline__ void ima_body(
     const I i,
     const I j) {
 #line 7 "tests/in/output_bound_symbol.ima"
- o(i, j) = 0.f; }
-#line 2699 "output_bound_symbol.cu"
+ o(i, j) = 0.f; 
+#line 7 "tests/in/output_bound_symbol.ima"
+}
+#line 2701 "output_bound_symbol.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2719,8 +2719,10 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (int d = 0; d <= D; ++d) acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         o(b, h, i, j) = acc;
-    }
-#line 2724 "planted_bugs.cu"
+    
+#line 14 "tests/in/planted_bugs.ima"
+}
+#line 2726 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3061,8 +3063,10 @@ __device__ __forceinline__ void ima_body(
     const I j,
     const I i) {
 #line 22 "tests/in/planted_bugs.ima"
- y(j, i) = x(j, i); }
-#line 3066 "planted_bugs.cu"
+ y(j, i) = x(j, i); 
+#line 22 "tests/in/planted_bugs.ima"
+}
+#line 3070 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3357,8 +3361,10 @@ __device__ __forceinline__ void ima_body(
             for (int w = 0; w < 32; ++w) t += red(w);
             s(r, 0) = t;
         }
-    }
-#line 3362 "planted_bugs.cu"
+    
+#line 41 "tests/in/planted_bugs.ima"
+}
+#line 3368 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4131,8 +4137,10 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 49 "tests/in/planted_bugs.ima"
- y(k, n) = __float2half_rn(w.scale(k + G, n)); }
-#line 4136 "planted_bugs.cu"
+ y(k, n) = __float2half_rn(w.scale(k + G, n)); 
+#line 49 "tests/in/planted_bugs.ima"
+}
+#line 4144 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4887,8 +4895,10 @@ __device__ __forceinline__ void ima_body(
             }
         }
         for (int c = 0; c < 4; ++c) y(n + c) = acc[c];
-    }
-#line 4892 "planted_bugs.cu"
+    
+#line 71 "tests/in/planted_bugs.ima"
+}
+#line 4902 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

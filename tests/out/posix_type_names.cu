@@ -2657,8 +2657,10 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const I i) {
 #line 10 "tests/in/posix_type_names.ima"
- off(i) = key(i) + size(i); }
-#line 2662 "posix_type_names.cu"
+ off(i) = key(i) + size(i); 
+#line 10 "tests/in/posix_type_names.ima"
+}
+#line 2664 "posix_type_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

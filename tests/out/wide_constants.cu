@@ -2715,8 +2715,10 @@ __device__ __forceinline__ void ima_body(
     const I i,
     const I j) {
 #line 10 "tests/in/wide_constants.ima"
- y(i, j) = x(ids(i)); }
-#line 2720 "wide_constants.cu"
+ y(i, j) = x(ids(i)); 
+#line 10 "tests/in/wide_constants.ima"
+}
+#line 2722 "wide_constants.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2997,8 +2999,10 @@ __device__ __forceinline__ void ima_body(
     const I N,
     const ima_accessor_s<I, IMA_CHECKED> s) {
 #line 18 "tests/in/wide_constants.ima"
- y(threadIdx.x) = x(threadIdx.x) + s(0); }
-#line 3002 "wide_constants.cu"
+ y(threadIdx.x) = x(threadIdx.x) + s(0); 
+#line 18 "tests/in/wide_constants.ima"
+}
+#line 3006 "wide_constants.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

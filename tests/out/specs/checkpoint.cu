@@ -3072,8 +3072,10 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 12 "specs/checkpoint.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); }
-#line 3077 "checkpoint.cu"
+ y(k, n) = __float2half_rn(w.dequant(k, n)); 
+#line 12 "specs/checkpoint.ima"
+}
+#line 3079 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3925,8 +3927,10 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 20 "specs/checkpoint.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); }
-#line 3930 "checkpoint.cu"
+ y(k, n) = __float2half_rn(w.dequant(k, n)); 
+#line 20 "specs/checkpoint.ima"
+}
+#line 3934 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4715,8 +4719,10 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 28 "specs/checkpoint.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); }
-#line 4720 "checkpoint.cu"
+ y(k, n) = __float2half_rn(w.dequant(k, n)); 
+#line 28 "specs/checkpoint.ima"
+}
+#line 4726 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5365,8 +5371,10 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 36 "specs/checkpoint.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); }
-#line 5370 "checkpoint.cu"
+ y(k, n) = __float2half_rn(w.dequant(k, n)); 
+#line 36 "specs/checkpoint.ima"
+}
+#line 5378 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6099,8 +6107,10 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    }
-#line 6104 "checkpoint.cu"
+    
+#line 49 "specs/checkpoint.ima"
+}
+#line 6114 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7015,8 +7025,10 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    }
-#line 7020 "checkpoint.cu"
+    
+#line 62 "specs/checkpoint.ima"
+}
+#line 7032 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7735,8 +7747,10 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    }
-#line 7740 "checkpoint.cu"
+    
+#line 75 "specs/checkpoint.ima"
+}
+#line 7754 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -8648,8 +8662,10 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    }
-#line 8653 "checkpoint.cu"
+    
+#line 88 "specs/checkpoint.ima"
+}
+#line 8669 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -9353,8 +9369,10 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    }
-#line 9358 "checkpoint.cu"
+    
+#line 101 "specs/checkpoint.ima"
+}
+#line 9376 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -3115,8 +3115,10 @@ __device__ __forceinline__ void ima_body(
             if (d < D) normalise(d, kept[i], gain[i]);
         }
         for (I d = I(threadIdx.x) * 8 + KEPT * step; d < D; d += step) normalise(d, residual.load8(row, d), w.load8(d));
-    }
-#line 3120 "decode.cu"
+    
+#line 106 "specs/decode.ima"
+}
+#line 3122 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4012,8 +4014,10 @@ __device__ __forceinline__ void ima_body(
                 k_cache.store8(slot / BS, slot % BS, hd - HQ, j + D / 2, rhi);
             });
         }
-    }
-#line 4017 "decode.cu"
+    
+#line 163 "specs/decode.ima"
+}
+#line 4021 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5200,8 +5204,10 @@ __device__ __forceinline__ void ima_body(
         static_assert(NARROW_COLUMNS == 4 * 4 && NARROW_COLUMNS == 2 * GATE_UP_UNIT,
                       "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
         ima_gptq_gemv_narrow<NARROW_WARPS>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
-    }
-#line 5205 "decode.cu"
+    
+#line 202 "specs/decode.ima"
+}
+#line 5211 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6223,8 +6229,10 @@ __device__ __forceinline__ void ima_body(
         static_assert(NARROW_COLUMNS == 4 * 4 && NARROW_COLUMNS == 2 * GATE_UP_UNIT,
                       "a block's 4 threads across take 4 columns each, one unit of gate and one of up");
         ima_gptq_gemv_narrow<NARROW12_WARPS>(x, w, y, part, M, K, N, NY, ima_wait_for_inputs);
-    }
-#line 6228 "decode.cu"
+    
+#line 224 "specs/decode.ima"
+}
+#line 6236 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

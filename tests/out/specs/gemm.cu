@@ -3039,8 +3039,10 @@ __device__ __forceinline__ void ima_body(
                         o.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
                 acc = {};
             });
-    }
-#line 3044 "gemm.cu"
+    
+#line 65 "specs/gemm.ima"
+}
+#line 3046 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3755,8 +3757,10 @@ __device__ __forceinline__ void ima_body(
                         o.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<2>{}, b, h, i0 + wi + 16 * i, j0 + wj + 8 * j);
                 acc = {};
             });
-    }
-#line 3760 "gemm.cu"
+    
+#line 116 "specs/gemm.ima"
+}
+#line 3764 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4453,8 +4457,10 @@ __device__ __forceinline__ void ima_body(
         for (int i = 0; i < 4; ++i)
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
-    }
-#line 4458 "gemm.cu"
+    
+#line 151 "specs/gemm.ima"
+}
+#line 4464 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5086,8 +5092,10 @@ __device__ __forceinline__ void ima_body(
         for (int i = 0; i < 4; ++i)
             #pragma unroll
             for (int j = 0; j < 4; j += 2) c.store_acc(acc.c[i][j], acc.c[i][j + 1], ImaConst<0>{}, m0 + wm + 16 * i, n0 + wn + 8 * j);
-    }
-#line 5091 "gemm.cu"
+    
+#line 184 "specs/gemm.ima"
+}
+#line 5099 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6264,8 +6272,10 @@ __device__ __forceinline__ void ima_body(
             for (int j = 0; j < 8; ++j) v.v[j] = __float2half_rn(sum[j]);
             y.store8(m0 + r, fused ? (nb + c8) / 2 : nb + c8, v);
         }
-    }
-#line 6269 "gemm.cu"
+    
+#line 356 "specs/gemm.ima"
+}
+#line 6279 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

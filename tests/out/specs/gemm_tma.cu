@@ -3106,8 +3106,10 @@ __device__ __forceinline__ void ima_body(
         #pragma unroll
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
-    }
-#line 3111 "gemm_tma.cu"
+    
+#line 48 "specs/gemm_tma.ima"
+}
+#line 3113 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3867,8 +3869,10 @@ __device__ __forceinline__ void ima_body(
         #pragma unroll
         for (int j = 0; j < 32; j += 2)
             c.store_acc(acc.c[j], acc.c[j + 1], ImaConst<0>{}, m0 + 64 * wg + acc.row0(), n0 + 8 * j);
-    }
-#line 3872 "gemm_tma.cu"
+    
+#line 84 "specs/gemm_tma.ima"
+}
+#line 3876 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4767,8 +4771,10 @@ __device__ __forceinline__ void ima_body(
             acc = ImaWgAcc<256>{};
         });
         if (threadIdx.x % 128 == 0) ima_tma_store_wait();
-    }
-#line 4772 "gemm_tma.cu"
+    
+#line 160 "specs/gemm_tma.ima"
+}
+#line 4778 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5638,8 +5644,10 @@ __device__ __forceinline__ void ima_body(
                 o.store_acc(acc.c[j], acc.c[j + 1], ImaConst<2>{}, b, h, i0 + 64 * wg + acc.row0(), j0 + 8 * j);
             acc = ImaWgAcc<256>{};
         });
-    }
-#line 5643 "gemm_tma.cu"
+    
+#line 221 "specs/gemm_tma.ima"
+}
+#line 5651 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7280,8 +7288,10 @@ __device__ __forceinline__ void ima_body(
             k0 = 0;
             n0 += I(gridDim.x) * 32;
         });
-    }
-#line 7285 "gemm_tma.cu"
+    
+#line 366 "specs/gemm_tma.ima"
+}
+#line 7295 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -9128,8 +9138,10 @@ __device__ __forceinline__ void ima_body(
         if (M <= 16) run(ImaConst<16>{});
         else if (M <= 32) run(ImaConst<32>{});
         else run(ImaConst<64>{});
-    }
-#line 9133 "gemm_tma.cu"
+    
+#line 553 "specs/gemm_tma.ima"
+}
+#line 9145 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -10878,8 +10890,10 @@ __device__ __forceinline__ void ima_body(
 
         static_assert(GATE_UP_UNIT == 8, "a warp's 16 columns are a unit of gate and one of up");
         ima_wg_w4_pairs_gemm<16, 5>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, [] {});
-    }
-#line 10883 "gemm_tma.cu"
+    
+#line 588 "specs/gemm_tma.ima"
+}
+#line 10897 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -12628,8 +12642,10 @@ __device__ __forceinline__ void ima_body(
         // now, on what it reads early, in what the grid leaves free.
         ima_launch_dependents();
         ima_wg_w4_pairs_gemm<32, 4>(x, w, part, arrivals, y, M, K, N, NY, ws, xs, ima_wait_for_inputs);
-    }
-#line 12633 "gemm_tma.cu"
+    
+#line 622 "specs/gemm_tma.ima"
+}
+#line 12649 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

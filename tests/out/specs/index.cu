@@ -2851,8 +2851,10 @@ __device__ __forceinline__ void ima_body(
         const I d = g % (D / 8) * 8, t = g / (D / 8);
         if (t >= T) return;
         y.store8(t, d, table.load8(ids(t), d));
-    }
-#line 2856 "index.cu"
+    
+#line 21 "specs/index.ima"
+}
+#line 2858 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3544,8 +3546,10 @@ __device__ __forceinline__ void ima_body(
             k_cache.store8(b, s, h, d, key.load8(t, h, d));
             v_cache.store8(b, s, h, d, value.load8(t, h, d));
         });
-    }
-#line 3549 "index.cu"
+    
+#line 49 "specs/index.ima"
+}
+#line 3553 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4093,8 +4097,10 @@ __device__ __forceinline__ void ima_body(
         for (int w = 0; w < 32; ++w) kept += warp_sums(w);
         if (threadIdx.x == 0) offsets(num_experts) = kept;
         for (I i = kept + threadIdx.x; i < n; i += 1024) sorted(i) = -1;
-    }
-#line 4098 "index.cu"
+    
+#line 115 "specs/index.ima"
+}
+#line 4104 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4506,8 +4512,10 @@ __device__ __forceinline__ void ima_body(
         float sum = 0.f;
         for (I t = s.begin; t < s.end; ++t) sum += x(t, d);
         y(b, d) = s.end > s.begin ? sum / float(s.end - s.begin) : 0.f;
-    }
-#line 4511 "index.cu"
+    
+#line 134 "specs/index.ima"
+}
+#line 4519 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -3568,8 +3568,10 @@ __device__ __forceinline__ void ima_body(
         ima_paged_attend<PART, SPAN, 64, 128, 256>(query, [](I) {}, k_cache, v_cache, block_tables, seq_lens, part_o,
                                                    part_lse, arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml,
                                                    pages, [] {});
-    }
-#line 3573 "paged.cu"
+    
+#line 109 "specs/paged.ima"
+}
+#line 3575 "paged.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5479,8 +5481,10 @@ __device__ __forceinline__ void ima_body(
         ima_paged_attend<PART, SPAN, 128>(query, new_token, k_cache, v_cache, block_tables, seq_lens, part_o, part_lse,
                                           arrivals, out, HQ, HKV, D, BS, scale, kv, qs, red_o, red_ml, pages,
                                           ima_wait_for_inputs);
-    }
-#line 5484 "paged.cu"
+    
+#line 210 "specs/paged.ima"
+}
+#line 5488 "paged.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

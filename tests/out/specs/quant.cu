@@ -3293,8 +3293,10 @@ __device__ __forceinline__ void ima_body(
                 y.store8(k8 + r, n, row);
             }
         }
-    }
-#line 3298 "quant.cu"
+    
+#line 28 "specs/quant.ima"
+}
+#line 3300 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4083,8 +4085,10 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 36 "specs/quant.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); }
-#line 4088 "quant.cu"
+ y(k, n) = __float2half_rn(w.dequant(k, n)); 
+#line 36 "specs/quant.ima"
+}
+#line 4092 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4750,8 +4754,10 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 44 "specs/quant.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); }
-#line 4755 "quant.cu"
+ y(k, n) = __float2half_rn(w.dequant(k, n)); 
+#line 44 "specs/quant.ima"
+}
+#line 4761 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5467,8 +5473,10 @@ __device__ __forceinline__ void ima_body(
                 y.store8(k8 + r, n, row);
             }
         }
-    }
-#line 5472 "quant.cu"
+    
+#line 68 "specs/quant.ima"
+}
+#line 5480 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6040,8 +6048,10 @@ __device__ __forceinline__ void ima_body(
                 if (n8 + j < N) y(k, n8 + j) = __float2half_rn(v[j]);
             }
         }
-    }
-#line 6045 "quant.cu"
+    
+#line 87 "specs/quant.ima"
+}
+#line 6055 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6356,8 +6366,10 @@ __device__ __forceinline__ void ima_body(
     const I k,
     const I n) {
 #line 95 "specs/quant.ima"
- y(k, n) = __float2half_rn(w.dequant(k, n)); }
-#line 6361 "quant.cu"
+ y(k, n) = __float2half_rn(w.dequant(k, n)); 
+#line 95 "specs/quant.ima"
+}
+#line 6373 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7366,8 +7378,10 @@ __device__ __forceinline__ void ima_body(
                 y(m, col) = __float2half(sum);
             }
         }
-    }
-#line 7371 "quant.cu"
+    
+#line 216 "specs/quant.ima"
+}
+#line 7385 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -8044,8 +8058,10 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I k = 0; k < K; ++k) acc += __half2float(x(m, k)) * w.dequant(k, n);
         y(m, n) = __float2half(acc);
-    }
-#line 8049 "quant.cu"
+    
+#line 229 "specs/quant.ima"
+}
+#line 8065 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

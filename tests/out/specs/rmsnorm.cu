@@ -2936,8 +2936,10 @@ __device__ __forceinline__ void ima_body(
             }
             y.store8(row, d, out);
         }
-    }
-#line 2941 "rmsnorm.cu"
+    
+#line 41 "specs/rmsnorm.ima"
+}
+#line 2943 "rmsnorm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

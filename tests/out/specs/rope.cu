@@ -2871,8 +2871,10 @@ __device__ __forceinline__ void ima_body(
             out.v[j + 1] = __float2half(x1 * c + x0 * sn);
         }
         y.store8(b, h, s, d, out);
-    }
-#line 2876 "rope.cu"
+    
+#line 30 "specs/rope.ima"
+}
+#line 2878 "rope.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2696,8 +2696,10 @@ __device__ __forceinline__ void ima_body(
     const I i,
     const I j) {
 #line 11 "specs/strided.ima"
- y(i, j) = a * x(i, j) + b; }
-#line 2701 "strided.cu"
+ y(i, j) = a * x(i, j) + b; 
+#line 11 "specs/strided.ima"
+}
+#line 2703 "strided.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2694,8 +2694,10 @@ __device__ __forceinline__ void ima_body(
     const I j,
     const I i) {
 #line 8 "specs/transpose.ima"
- y(j, i) = x(i, j); }
-#line 2699 "transpose.cu"
+ y(j, i) = x(i, j); 
+#line 8 "specs/transpose.ima"
+}
+#line 2701 "transpose.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3014,8 +3016,10 @@ __device__ __forceinline__ void ima_body(
             const I out_row = blockIdx.x * TILE + r;
             if (out_row < N && out_col < M) y(out_row, out_col) = tile(threadIdx.x, r);
         }
-    }
-#line 3019 "transpose.cu"
+    
+#line 31 "specs/transpose.ima"
+}
+#line 3023 "transpose.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -2724,8 +2724,10 @@ __device__ __forceinline__ void ima_body(
             acc += __half2float(q(b, h, i, d)) * __half2float(k(b, h, j, d));
         }
         o(b, h, i, j) = acc * scale;
-    }
-#line 2729 "attn.cu"
+    
+#line 19 "specs/attn.ima"
+}
+#line 2731 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3147,8 +3149,10 @@ __device__ __forceinline__ void ima_body(
         for (I j = threadIdx.x; j < T; j += blockDim.x) {
             p(b, h, i, j) = __float2half(__expf(s(b, h, i, j) - m) * inv);
         }
-    }
-#line 3152 "attn.cu"
+    
+#line 52 "specs/attn.ima"
+}
+#line 3156 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3482,8 +3486,10 @@ __device__ __forceinline__ void ima_body(
         float acc = 0.f;
         for (I j = 0; j < T; ++j) acc += __half2float(p(b, h, i, j)) * __half2float(v(b, h, j, d));
         o(b, h, i, d) = acc;
-    }
-#line 3487 "attn.cu"
+    
+#line 65 "specs/attn.ima"
+}
+#line 3493 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4115,8 +4121,10 @@ __device__ __forceinline__ void ima_body(
                 if (j < T) o(b, h, i, j) = acc[r][c] * scale;
             }
         }
-    }
-#line 4120 "attn.cu"
+    
+#line 140 "specs/attn.ima"
+}
+#line 4128 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
