@@ -2,6 +2,7 @@
 
 mod color;
 mod images;
+mod nvrtc_log;
 mod waits;
 
 use clap::{Parser, Subcommand};
@@ -57,6 +58,10 @@ enum Command {
         /// status 1 when it has drifted from it.
         #[arg(long, value_name = "DIR")]
         vendored: Option<PathBuf>,
+        /// Also compile each spec's kernels with NVRTC for ARCH (`sm_90a`; no GPU needed) and
+        /// report the errors and warnings it finds in their bodies, at the spec's lines.
+        #[arg(long, value_name = "ARCH", conflicts_with = "vendored")]
+        arch: Option<String>,
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -148,6 +153,7 @@ fn main() -> ExitCode {
         Command::Check {
             vendored: Some(dir),
             files,
+            ..
         } => match files.as_slice() {
             [spec] => check_vendored(&dir, spec, color),
             _ => {
@@ -157,12 +163,16 @@ fn main() -> ExitCode {
         },
         Command::Check {
             vendored: None,
+            arch,
             files,
         } => files.iter().fold(true, |ok, f| match load(f, color) {
-            Some((m, _)) => {
-                println!("{}: {} kernel(s) ok", f.display(), m.kernels.len());
-                ok
-            }
+            Some((m, text)) => match &arch {
+                Some(arch) => check_bodies(&m, text, arch, color) && ok,
+                None => {
+                    println!("{}: {} kernel(s) ok", f.display(), m.kernels.len());
+                    ok
+                }
+            },
             None => false,
         }),
         Command::Explain { file, kernel } => match load(&file, color) {
@@ -295,6 +305,50 @@ fn compile(
         println!("wrote {}", out.join(&f.path).display());
     }
     true
+}
+
+/// `imac check --arch`: compiles the CUDA generated from `m` (checked from `text`) with
+/// NVRTC for `arch`, and reports what NVRTC says about the bodies as diagnostics on the
+/// spec; anything it says about the generated code is imac's bug, reported as such.
+fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> bool {
+    let cu_file = format!("{}.cu", ima_codegen::stem(&m.file));
+    let cuda = ima_codegen::cuda::generate(m, &cu_file);
+    let (log, compiled) = match ima_runtime::compile_cuda(&cuda, &cu_file, arch) {
+        Ok(compiled) => (compiled.log, true),
+        Err(ima_runtime::Error::Nvrtc { log, .. }) => (log, false),
+        Err(e) => {
+            eprintln!("error: --arch {arch}: {e}");
+            return false;
+        }
+    };
+    let source = Source::new(m.file.clone(), text);
+    let messages = nvrtc_log::read(&log, &source);
+    source.emit(&mut color.stderr(), &messages.about_spec);
+    for message in &messages.about_generated {
+        eprintln!(
+            "error: NVRTC, compiling the CUDA generated from {} for {arch}, reports this in \
+             the generated code, not in a body (a bug of imac's):\n{message}",
+            m.file
+        );
+    }
+    let errors = messages.about_spec.iter().filter(|d| !d.warning).count();
+    if !compiled && errors == 0 && messages.about_generated.is_empty() {
+        eprintln!("error: NVRTC failed to compile {cu_file} for {arch}:\n{log}");
+    }
+    if compiled && messages.about_generated.is_empty() {
+        println!(
+            "{}: {} kernel(s) ok, their bodies compile for {arch}",
+            m.file,
+            m.kernels.len()
+        );
+        true
+    } else {
+        eprintln!(
+            "error: {errors} error(s) in the bodies of {} (NVRTC, {arch})",
+            m.file
+        );
+        false
+    }
 }
 
 fn check_vendored(dir: &Path, spec: &Path, color: ColorWhen) -> bool {

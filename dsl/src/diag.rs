@@ -2,12 +2,15 @@
 //! Rendered with codespan-reporting, as rustc renders its own.
 
 use crate::ast::Span;
-use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// An error, or a warning (NVRTC's about a body, `imac check --arch`), which fails
+    /// nothing.
+    pub warning: bool,
     pub message: String,
     pub span: Span,
     /// Said under the underlined span.
@@ -24,12 +27,20 @@ pub struct Diagnostic {
 impl Diagnostic {
     pub fn error(message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
         Diagnostic {
+            warning: false,
             message: message.into(),
             span,
             label: label.into(),
             related: Vec::new(),
             help: None,
             code: None,
+        }
+    }
+
+    pub fn warning(message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
+        Diagnostic {
+            warning: true,
+            ..Diagnostic::error(message, span, label)
         }
     }
 
@@ -56,7 +67,12 @@ impl Diagnostic {
                 .map(|(span, msg)| Label::secondary((), span.range()).with_message(msg)),
         );
         let notes = self.help.iter().map(|h| format!("help: {h}")).collect();
-        CsDiagnostic::error()
+        let severity = if self.warning {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
+        CsDiagnostic::new(severity)
             .with_message(&self.message)
             .with_labels(labels)
             .with_notes(notes)
