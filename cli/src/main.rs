@@ -311,6 +311,11 @@ fn compile(
 /// NVRTC for `arch`, and reports what NVRTC says about the bodies as diagnostics on the
 /// spec; anything it says about the generated code is imac's bug, reported as such.
 fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> bool {
+    // The path is a string in the `#line` directives, as in the files `imac compile` writes.
+    if let Err(e) = ima_codegen::check_spec_path(&m.file) {
+        eprintln!("error: --arch {arch}: {e}");
+        return false;
+    }
     let cu_file = format!("{}.cu", ima_codegen::stem(&m.file));
     let cuda = ima_codegen::cuda::generate(m, &cu_file);
     let (log, compiled) = match ima_runtime::compile_cuda(&cuda, &cu_file, arch) {
@@ -322,7 +327,7 @@ fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> b
         }
     };
     let source = Source::new(m.file.clone(), text);
-    let messages = nvrtc_log::read(&log, &source);
+    let messages = nvrtc_log::read(&log, &source, m);
     source.emit(&mut color.stderr(), &messages.about_spec);
     for message in &messages.about_generated {
         eprintln!(
@@ -331,24 +336,27 @@ fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> b
             m.file
         );
     }
-    let errors = messages.about_spec.iter().filter(|d| !d.warning).count();
-    if !compiled && errors == 0 && messages.about_generated.is_empty() {
-        eprintln!("error: NVRTC failed to compile {cu_file} for {arch}:\n{log}");
-    }
     if compiled && messages.about_generated.is_empty() {
         println!(
             "{}: {} kernel(s) ok, their bodies compile for {arch}",
             m.file,
             m.kernels.len()
         );
-        true
-    } else {
-        eprintln!(
-            "error: {errors} error(s) in the bodies of {} (NVRTC, {arch})",
-            m.file
-        );
-        false
+        return true;
     }
+    let errors = messages.about_spec.iter().filter(|d| !d.warning).count();
+    match errors + messages.about_generated.len() {
+        // Nothing NVRTC said could be read as a message: its log as it wrote it.
+        0 => eprintln!("error: NVRTC failed to compile {cu_file} for {arch}:\n{log}"),
+        _ if errors > 0 => {
+            eprintln!(
+                "error: {errors} error(s) in the bodies of {} (NVRTC, {arch})",
+                m.file
+            )
+        }
+        _ => {}
+    }
+    false
 }
 
 fn check_vendored(dir: &Path, spec: &Path, color: ColorWhen) -> bool {

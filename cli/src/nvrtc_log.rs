@@ -1,14 +1,13 @@
 //! NVRTC's messages about a spec's bodies, as diagnostics on the spec (`imac check
 //! --arch`). The generated CUDA carries `#line` directives naming the spec around each
 //! body, so NVRTC locates a body's error at the spec's line (`specs/k.ima(8): error:
-//! expected a ";"`), followed by the line as it compiled it and a caret under the column.
-//! Such a message becomes a diagnostic on that line of the spec, the caret's column
-//! underlined; any other message is about the generated code (an imac bug) and is kept as
-//! NVRTC wrote it.
+//! expected a ";"`), then may say more (`argument types are: (int)`), then quotes the line
+//! as it compiled it, two spaces in, with a caret under the column. Such a message becomes
+//! a diagnostic on that line of the spec, the caret's column underlined; any other message
+//! is about the generated code (an imac bug) and is kept as NVRTC wrote it.
 
-use ima_dsl::Diagnostic;
-use ima_dsl::Source;
 use ima_dsl::ast::Span;
+use ima_dsl::{Diagnostic, Source, ir};
 
 /// A log's messages: those about the spec as diagnostics, the others as NVRTC's text.
 #[derive(Debug, Default)]
@@ -17,49 +16,69 @@ pub struct Messages {
     pub about_generated: Vec<String>,
 }
 
-/// One message of the log: `FILE(LINE): error: MESSAGE` (or `warning #NNN-D: ...`), then
-/// the lines after it up to the next message.
+/// One message of the log: `FILE(LINE): KIND: TEXT`, then the lines after it up to the
+/// next message.
 struct Message<'a> {
     file: &'a str,
     line: usize,
     warning: bool,
-    text: &'a str,
-    /// The source line as NVRTC quotes it (two spaces, then the line), and its caret line.
-    quoted: Option<(&'a str, &'a str)>,
+    text: String,
+    /// The source line as NVRTC quotes it, and its caret's byte column in the quote.
+    quoted: Option<(&'a str, usize)>,
     whole: String,
 }
 
-/// `FILE(LINE): error: MESSAGE` or `FILE(LINE): warning #NNN-D: MESSAGE`.
-fn header(line: &str) -> Option<(&str, usize, bool, &str)> {
-    let (place, rest) = line.split_once("): ")?;
-    let (file, number) = place.rsplit_once('(')?;
-    let number = number.parse().ok()?;
+/// `FILE(LINE): KIND: TEXT` at the start of a line (NVRTC indents what follows), with
+/// KIND `error`, `catastrophic error`, `internal error` or `warning` (`warning #550-D`),
+/// and the text. `spec` names the file where it is the spec, whatever its path holds.
+fn header<'a>(line: &'a str, spec: &str) -> Option<(&'a str, usize, bool, &'a str)> {
+    if line.starts_with(' ') {
+        return None;
+    }
+    let (file, rest) = match line.strip_prefix(spec).and_then(|r| r.strip_prefix('(')) {
+        Some(rest) => (&line[..spec.len()], rest),
+        None => {
+            let (place, _) = line.split_once("): ")?;
+            let (file, _) = place.rsplit_once('(')?;
+            (file, &line[file.len() + 1..])
+        }
+    };
+    let (number, rest) = rest.split_once("): ")?;
     let (kind, text) = rest.split_once(": ")?;
-    let warning = match kind.split(' ').next()? {
-        "error" => false,
+    let warning = match kind.split(" #").next()? {
+        "error" | "catastrophic error" | "internal error" => false,
         "warning" => true,
         _ => return None,
     };
-    Some((file, number, warning, text))
+    Some((file, number.parse().ok()?, warning, text))
 }
 
-fn messages(log: &str) -> Vec<Message<'_>> {
+fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
     let lines: Vec<&str> = log.lines().collect();
     let mut found = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let Some((file, line, warning, text)) = header(lines[i]) else {
+        let Some((file, line, warning, text)) = header(lines[i], spec) else {
             i += 1;
             continue;
         };
         let end = (i + 1..lines.len())
-            .find(|&j| header(lines[j]).is_some())
+            .find(|&j| header(lines[j], spec).is_some())
             .unwrap_or(lines.len());
         let after = &lines[i + 1..end];
-        let quoted = match after {
-            [source, caret, ..] if caret.trim() == "^" => Some((*source, *caret)),
-            _ => None,
-        };
+        let caret = after.iter().position(|l| l.trim() == "^");
+        // What NVRTC says between the message and its quote belongs to the message.
+        let details = after[..caret.map_or(0, |c| c.saturating_sub(1))]
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty());
+        let text = std::iter::once(text)
+            .chain(details)
+            .collect::<Vec<_>>()
+            .join("; ");
+        let quoted = caret
+            .filter(|&c| c > 0)
+            .and_then(|c| Some((after[c - 1], after[c].find('^')?)));
         // The summary NVRTC ends with is no part of the last message.
         let whole: Vec<&str> = std::iter::once(lines[i])
             .chain(after.iter().copied())
@@ -78,11 +97,49 @@ fn messages(log: &str) -> Vec<Message<'_>> {
     found
 }
 
-/// Where on `source`'s 1-based line `line` a message points: the caret's column where
-/// NVRTC quotes the spec's line as it stands (a body's lines are copied verbatim), the
-/// line's last `}` where it quotes the generated function's brace (said to stand on the
-/// body's closing line), else the whole line.
-fn span(source: &Source, line: usize, quoted: Option<(&str, &str)>) -> Option<Span> {
+/// Where each body's closing brace stands in `source` (a byte offset): the generated
+/// function's own brace is said to stand there (its `#line`), so NVRTC's caret under it
+/// means the spec's brace.
+fn braces(source: &Source, m: &ir::Module) -> Vec<usize> {
+    let line_start = |line: usize| -> usize {
+        source
+            .text
+            .split_inclusive('\n')
+            .take(line - 1)
+            .map(str::len)
+            .sum()
+    };
+    m.kernels
+        .iter()
+        .filter_map(|k| {
+            let b = &k.body;
+            match b.text.rsplit_once('\n') {
+                // The body's last line starts its spec line; the brace follows it.
+                Some((before, last)) => {
+                    Some(line_start(b.line + before.matches('\n').count() + 1) + last.len())
+                }
+                // `body { ... }` on one line: the first `{TEXT}` on it is the body's.
+                None => {
+                    let start = line_start(b.line);
+                    let text = source.text[start..].lines().next()?;
+                    Some(start + text.find(&format!("{{{}}}", b.text))? + 1 + b.text.len())
+                }
+            }
+        })
+        .collect()
+}
+
+/// Where on `source`'s 1-based line `line` a message points: at the caret, where NVRTC
+/// quotes the spec's line or the part of it that is a body's (its first line after
+/// `body {`, its last before the brace); at the spec's brace where it quotes the generated
+/// function's; else the whole line. A caret inside a character (NVRTC counts bytes)
+/// underlines the character.
+fn span(
+    source: &Source,
+    braces: &[usize],
+    line: usize,
+    quoted: Option<(&str, usize)>,
+) -> Option<Span> {
     let start: usize = source
         .text
         .split_inclusive('\n')
@@ -90,41 +147,68 @@ fn span(source: &Source, line: usize, quoted: Option<(&str, &str)>) -> Option<Sp
         .map(str::len)
         .sum();
     let text = source.text[start..].lines().next()?;
-    let (at, len) = match quoted {
-        Some((quote, caret)) if quote.strip_prefix("  ") == Some(text) => {
-            let column = caret.find('^')?.checked_sub(2)?.min(text.len());
-            (column, usize::from(column < text.len()))
-        }
-        Some((quote, _)) if quote.trim() == "}" && text.contains('}') => (text.rfind('}')?, 1),
-        _ => {
-            let indent = text.len() - text.trim_start().len();
-            (indent, text.trim().len())
-        }
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    let whole = || {
+        let indent = text.len() - text.trim_start().len();
+        Some(Span::new(
+            start + indent,
+            start + indent + text.trim().len(),
+        ))
     };
+    let Some((quote, caret)) = quoted else {
+        return whole();
+    };
+    let (Some(quote), Some(caret)) = (quote.strip_prefix("  "), caret.checked_sub(2)) else {
+        return whole();
+    };
+    // The generated function's brace stands alone, unindented.
+    if quote == "}" {
+        let end = start + text.len();
+        return match braces.iter().find(|&&b| (start..end).contains(&b)) {
+            Some(&b) => Some(Span::new(b, b + 1)),
+            None => whole(),
+        };
+    }
+    let offset = if text.starts_with(quote) {
+        0
+    } else if text.ends_with(quote) {
+        text.len() - quote.len()
+    } else if let Some(offset) = text.find(quote) {
+        offset
+    } else {
+        return whole();
+    };
+    let mut at = (offset + caret).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let len = text[at..].chars().next().map_or(0, char::len_utf8);
     Some(Span::new(start + at, start + at + len))
 }
 
-/// The messages of NVRTC's `log` for the CUDA generated from `source`.
-pub fn read(log: &str, source: &Source) -> Messages {
+/// The messages of NVRTC's `log` for the CUDA generated from `m`, checked from `source`.
+pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
+    let braces = braces(source, m);
     let mut read = Messages::default();
-    for m in messages(log) {
-        let located = (m.file == source.name)
-            .then(|| span(source, m.line, m.quoted))
+    for msg in messages(log, &source.name) {
+        let located = (msg.file == source.name)
+            .then(|| span(source, &braces, msg.line, msg.quoted))
             .flatten();
         match located {
             Some(span) => {
-                let make = if m.warning {
+                let make = if msg.warning {
                     Diagnostic::warning
                 } else {
                     Diagnostic::error
                 };
-                let d = make(m.text.to_string(), span, "reported by NVRTC");
-                // Each entry point instantiates the body again, and NVRTC says it again.
+                let d = make(msg.text, span, "reported by NVRTC");
+                // Each entry point instantiates the body again, and NVRTC says it again;
+                // a character it does not know, once a byte.
                 if !read.about_spec.contains(&d) {
                     read.about_spec.push(d);
                 }
             }
-            None => read.about_generated.push(m.whole),
+            None => read.about_generated.push(msg.whole),
         }
     }
     // In the spec's order: NVRTC reports what it cannot parse before what it cannot
@@ -138,20 +222,36 @@ mod tests {
     use super::read;
     use ima_dsl::Source;
 
-    const SPEC: &str = "kernel k {\n    in  x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {\n        y(i) = z(i);\n        y(i) = x(i)\n    }\n}\n";
+    const SPEC: &str = "kernel k {\n    in  x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = z(i);\n        y(i) = f(1, 2);\n        const char* s = \"\u{e9}\";\n        y(i) = x(i) }\n}\n";
 
-    /// A log as NVRTC writes it for SPEC's CUDA (`k.cu`): two errors in the body (each
-    /// twice: two entry points instantiate it), a warning, one error in the generated code,
-    /// and the summary.
-    const LOG: &str = "specs/k.ima(6): error: identifier \"z\" is undefined\n          y(i) = z(i);\n                 ^\n\nspecs/k.ima(8): error: expected a \";\"\n  }\n  ^\n\nspecs/k.ima(6): error: identifier \"z\" is undefined\n          y(i) = z(i);\n                 ^\n\nspecs/k.ima(8): error: expected a \";\"\n  }\n  ^\n          detected during instantiation of \"void ima_kernel_k::ima_run()\" at line 2684 of k.cu\n\nspecs/k.ima(7): warning #550-D: variable \"v\" was set but never used\n          y(i) = x(i)\n          ^\n\nk.cu(2700): error: identifier \"q\" is undefined\n      q = 1;\n      ^\n\n3 errors detected in the compilation of \"k.cu\".\n";
+    /// A log as NVRTC writes it for SPEC's CUDA (`k.cu`): an error on the body's first
+    /// line (twice: two entry points instantiate it), one with details before its quote,
+    /// one per byte of a two-byte character, a warning, a missing `;` at the brace, one
+    /// error in the generated code, and the summary.
+    const LOG: &str = concat!(
+        "specs/k.ima(5): error: identifier \"z\" is undefined\n   y(i) = z(i);\n          ^\n\n",
+        "specs/k.ima(8): error: expected a \";\"\n  }\n  ^\n",
+        "          detected during instantiation of \"void ima_kernel_k::ima_run()\" at line 2684 of k.cu\n\n",
+        "specs/k.ima(5): error: identifier \"z\" is undefined\n   y(i) = z(i);\n          ^\n\n",
+        "specs/k.ima(6): error: no instance of function template \"f\" matches the argument list\n",
+        "            argument types are: (int, int)\n          y(i) = f(1, 2);\n                 ^\n\n",
+        "specs/k.ima(7): error: unrecognized token\n          const char* s = \"\u{e9}\";\n                           ^\n\n",
+        "specs/k.ima(7): error: unrecognized token\n          const char* s = \"\u{e9}\";\n                            ^\n\n",
+        "specs/k.ima(8): warning #550-D: variable \"v\" was set but never used\n          y(i) = x(i) \n          ^\n\n",
+        "k.cu(2700): error: identifier \"q\" is undefined\n      q = 1;\n      ^\n\n",
+        "3 errors detected in the compilation of \"k.cu\".\n",
+    );
 
-    /// Each message about the spec points where a reader counts, once, in the spec's order:
-    /// `z` on line 6 (column 16), line 7's first character, line 8's brace; the generated
-    /// code's is kept whole.
+    /// Each message about the spec points where a reader counts, once, in the spec's
+    /// order: `z` after `body {` (line 5, column 19), `f` with its argument types, the
+    /// `\u{e9}` whose two bytes NVRTC reports apart, line 8's `y`, and line 8's brace
+    /// (column 21), not a column of the generated file's; the generated code's is kept
+    /// whole.
     #[test]
     fn each_body_message_points_at_the_spec() {
         let source = Source::new("specs/k.ima", SPEC);
-        let read = read(LOG, &source);
+        let m = ima_dsl::compile(&source).expect("the spec checks");
+        let read = read(LOG, &source, &m);
         let at: Vec<(usize, usize, &str, bool)> = read
             .about_spec
             .iter()
@@ -162,27 +262,54 @@ mod tests {
             .collect();
         assert_eq!(
             at,
-            [(6, 16, "z", false), (7, 9, "y", true), (8, 5, "}", false)]
+            [
+                (5, 19, "z", false),
+                (6, 16, "f", false),
+                (7, 26, "\u{e9}", false),
+                (8, 9, "y", true),
+                (8, 21, "}", false),
+            ]
         );
-        assert_eq!(read.about_spec[0].message, "identifier \"z\" is undefined");
+        assert_eq!(
+            read.about_spec[1].message,
+            "no instance of function template \"f\" matches the argument list; argument types are: (int, int)"
+        );
         assert_eq!(
             read.about_generated,
             ["k.cu(2700): error: identifier \"q\" is undefined\n      q = 1;\n      ^"]
         );
     }
 
-    /// A line past the spec's end is kept as NVRTC's text; a log line that is no message
-    /// is neither.
+    /// A line past the spec's end is kept as NVRTC's text, as is a message of the spec
+    /// whose path holds `): `; a log line that is no message is neither, and a quoted
+    /// line that looks like a message is part of its own.
     #[test]
     fn what_cannot_be_placed_is_kept_as_written() {
         let source = Source::new("specs/k.ima", SPEC);
-        let past = read("specs/k.ima(99): error: expected a \";\"\n", &source);
+        let m = ima_dsl::compile(&source).expect("the spec checks");
+        let past = read("specs/k.ima(99): error: expected a \";\"\n", &source, &m);
         assert!(past.about_spec.is_empty());
         assert_eq!(
             past.about_generated,
             ["specs/k.ima(99): error: expected a \";\""]
         );
-        let nothing = read("nvrtc: out of memory\n", &source);
+        let nothing = read("nvrtc: out of memory\n", &source, &m);
         assert!(nothing.about_spec.is_empty() && nothing.about_generated.is_empty());
+        let odd = Source::new("a): b/k.ima", SPEC);
+        let read_odd = read(
+            "a): b/k.ima(6): warning: it\n  y(i) = f(1, 2);\n  ^\n",
+            &odd,
+            &m,
+        );
+        assert_eq!(read_odd.about_spec.len(), 1, "{read_odd:?}");
+        let quoted = read(
+            "specs/k.ima(6): error: e\n  printf(\"k.cu(1): error: x\");\n  ^\n",
+            &source,
+            &m,
+        );
+        assert_eq!(
+            (quoted.about_spec.len(), quoted.about_generated.len()),
+            (1, 0)
+        );
     }
 }
