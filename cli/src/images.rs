@@ -14,7 +14,10 @@ pub enum ImageError {
     /// NVRTC was found nowhere: the crate compiles its CUDA C when loaded instead.
     Unavailable(ima_runtime::Error),
     /// NVRTC refused the source, or the architecture.
-    Failed(ima_runtime::Error),
+    Failed {
+        arch: String,
+        error: ima_runtime::Error,
+    },
     /// A virtual architecture (`compute_90`): it has no SASS, and the crate loads only
     /// `sm_` images.
     NotReal(String),
@@ -32,8 +35,12 @@ pub fn compile(cuda: &str, cu_file: &str, archs: &[String]) -> Result<Vec<Compil
             if !ima_runtime::is_real_architecture(arch) {
                 return Err(ImageError::NotReal(arch.clone()));
             }
-            let compiled =
-                ima_runtime::compile_cuda(cuda, cu_file, arch).map_err(ImageError::Failed)?;
+            let compiled = ima_runtime::compile_cuda(cuda, cu_file, arch).map_err(|error| {
+                ImageError::Failed {
+                    arch: arch.clone(),
+                    error,
+                }
+            })?;
             Ok(Compiled {
                 image: ArchImage {
                     arch: arch.clone(),

@@ -269,8 +269,15 @@ fn compile(
             );
             Vec::new()
         }
-        Err(ImageError::Failed(e)) => {
-            eprintln!("error: {e}");
+        Err(ImageError::Failed {
+            arch,
+            error: ima_runtime::Error::Nvrtc { log, .. },
+        }) => {
+            report_nvrtc(&module, &text, &arch, &log, true, color);
+            return false;
+        }
+        Err(ImageError::Failed { error, .. }) => {
+            eprintln!("error: {error}");
             return false;
         }
         Err(ImageError::NotReal(arch)) => {
@@ -281,11 +288,8 @@ fn compile(
             return false;
         }
     };
-    for c in compiled.iter().filter(|c| !c.log.is_empty()) {
-        eprintln!(
-            "warning: NVRTC, compiling {cu_file} for {}:\n{}",
-            c.image.arch, c.log
-        );
+    for c in &compiled {
+        report_nvrtc(&module, &text, &c.image.arch, &c.log, false, color);
     }
     let images: Vec<package::ArchImage> = compiled.into_iter().map(|c| c.image).collect();
     let options = CrateOptions {
@@ -308,8 +312,7 @@ fn compile(
 }
 
 /// `imac check --arch`: compiles the CUDA generated from `m` (checked from `text`) with
-/// NVRTC for `arch`, and reports what NVRTC says about the bodies as diagnostics on the
-/// spec; anything it says about the generated code is imac's bug, reported as such.
+/// NVRTC for `arch` and reports what NVRTC says (`report_nvrtc`).
 fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> bool {
     // The path is a string in the `#line` directives, as in the files `imac compile` writes.
     if let Err(e) = ima_codegen::check_spec_path(&m.file) {
@@ -318,16 +321,40 @@ fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> b
     }
     let cu_file = format!("{}.cu", ima_codegen::stem(&m.file));
     let cuda = ima_codegen::cuda::generate(m, &cu_file);
-    let (log, compiled) = match ima_runtime::compile_cuda(&cuda, &cu_file, arch) {
-        Ok(compiled) => (compiled.log, true),
-        Err(ima_runtime::Error::Nvrtc { log, .. }) => (log, false),
+    let (log, failed) = match ima_runtime::compile_cuda(&cuda, &cu_file, arch) {
+        Ok(compiled) => (compiled.log, false),
+        Err(ima_runtime::Error::Nvrtc { log, .. }) => (log, true),
         Err(e) => {
             eprintln!("error: --arch {arch}: {e}");
             return false;
         }
     };
+    let ok = report_nvrtc(m, &text, arch, &log, failed, color) == 0;
+    if ok {
+        println!(
+            "{}: {} kernel(s) ok, their bodies compile for {arch}",
+            m.file,
+            m.kernels.len()
+        );
+    }
+    ok
+}
+
+/// Prints what NVRTC said compiling the CUDA generated from `m` for `arch` (`log`; `failed`
+/// when it refused the source): its messages about the bodies as diagnostics on the spec
+/// (`text`), any about the generated code as imac's bug in NVRTC's words, and the log as
+/// written where NVRTC failed and nothing in it reads as a message. Returns how many
+/// errors it printed.
+fn report_nvrtc(
+    m: &ir::Module,
+    text: &str,
+    arch: &str,
+    log: &str,
+    failed: bool,
+    color: ColorWhen,
+) -> usize {
     let source = Source::new(m.file.clone(), text);
-    let messages = nvrtc_log::read(&log, &source, m);
+    let messages = nvrtc_log::read(log, &source, m);
     source.emit(&mut color.stderr(), &messages.about_spec);
     for message in &messages.about_generated {
         eprintln!(
@@ -336,27 +363,22 @@ fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> b
             m.file
         );
     }
-    if compiled && messages.about_generated.is_empty() {
-        println!(
-            "{}: {} kernel(s) ok, their bodies compile for {arch}",
-            m.file,
-            m.kernels.len()
+    let in_bodies = messages.about_spec.iter().filter(|d| !d.warning).count();
+    let errors = in_bodies + messages.about_generated.len();
+    if failed && errors == 0 {
+        eprintln!(
+            "error: NVRTC failed to compile the CUDA generated from {} for {arch}:\n{log}",
+            m.file
         );
-        return true;
+        return 1;
     }
-    let errors = messages.about_spec.iter().filter(|d| !d.warning).count();
-    match errors + messages.about_generated.len() {
-        // Nothing NVRTC said could be read as a message: its log as it wrote it.
-        0 => eprintln!("error: NVRTC failed to compile {cu_file} for {arch}:\n{log}"),
-        _ if errors > 0 => {
-            eprintln!(
-                "error: {errors} error(s) in the bodies of {} (NVRTC, {arch})",
-                m.file
-            )
-        }
-        _ => {}
+    if in_bodies > 0 {
+        eprintln!(
+            "error: {in_bodies} error(s) in the bodies of {} (NVRTC, {arch})",
+            m.file
+        );
     }
-    false
+    errors
 }
 
 fn check_vendored(dir: &Path, spec: &Path, color: ColorWhen) -> bool {

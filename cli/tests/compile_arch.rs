@@ -1,6 +1,7 @@
 //! `imac compile --arch`: a real architecture's PTX and SASS are written and make the crate
 //! up to date with its spec; a virtual one, which has no SASS, is refused before anything
-//! is written. Needs NVRTC, as `tests/nvrtc.rs` does.
+//! is written, as is a body NVRTC refuses, its error a diagnostic on the spec. Needs
+//! NVRTC, as `tests/nvrtc.rs` does.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -54,6 +55,33 @@ fn a_virtual_architecture_is_refused_before_anything_is_written() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
         stderr.contains("error: --arch compute_90: not a real GPU architecture"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing is written");
+}
+
+/// A body NVRTC refuses stops the compile before anything is written, its error on the
+/// spec's line and column as `imac check --arch` reports it.
+#[test]
+fn a_body_nvrtc_refuses_is_a_diagnostic_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("k.ima");
+    std::fs::write(
+        &spec,
+        "kernel k {\n    in  x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {\n        y(i) = z(i);\n    }\n}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("crate_dir");
+    let (spec, crate_dir) = (spec.display().to_string(), out.display().to_string());
+    let refused = imac(&[
+        "compile", &spec, "--color", "never", "--arch", "sm_90", "-o", &crate_dir,
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "error: identifier \"z\" is undefined\n  ┌─ {spec}:6:16\n"
+        )),
         "{stderr}"
     );
     assert!(!out.exists(), "nothing is written");
