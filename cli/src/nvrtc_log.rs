@@ -97,30 +97,26 @@ fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
     found
 }
 
+/// The byte offset where `source`'s 1-based line `line` starts (its end, past the last).
+fn line_start(source: &Source, line: usize) -> Option<usize> {
+    let before = source.text.split_inclusive('\n').take(line.checked_sub(1)?);
+    Some(before.map(str::len).sum())
+}
+
 /// Where each body's closing brace stands in `source` (a byte offset): the generated
 /// function's own brace is said to stand there (its `#line`), so NVRTC's caret under it
 /// means the spec's brace.
 fn braces(source: &Source, m: &ir::Module) -> Vec<usize> {
-    let line_start = |line: usize| -> usize {
-        source
-            .text
-            .split_inclusive('\n')
-            .take(line - 1)
-            .map(str::len)
-            .sum()
-    };
     m.kernels
         .iter()
         .filter_map(|k| {
             let b = &k.body;
             match b.text.rsplit_once('\n') {
                 // The body's last line starts its spec line; the brace follows it.
-                Some((before, last)) => {
-                    Some(line_start(b.line + before.matches('\n').count() + 1) + last.len())
-                }
+                Some((_, last)) => Some(line_start(source, b.brace_line())? + last.len()),
                 // `body { ... }` on one line: the first `{TEXT}` on it is the body's.
                 None => {
-                    let start = line_start(b.line);
+                    let start = line_start(source, b.line)?;
                     let text = source.text[start..].lines().next()?;
                     Some(start + text.find(&format!("{{{}}}", b.text))? + 1 + b.text.len())
                 }
@@ -140,12 +136,7 @@ fn span(
     line: usize,
     quoted: Option<(&str, usize)>,
 ) -> Option<Span> {
-    let start: usize = source
-        .text
-        .split_inclusive('\n')
-        .take(line.checked_sub(1)?)
-        .map(str::len)
-        .sum();
+    let start = line_start(source, line)?;
     let text = source.text[start..].lines().next()?;
     let text = text.strip_suffix('\r').unwrap_or(text);
     let whole = || {

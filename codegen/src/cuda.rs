@@ -465,7 +465,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
         body: k.body.text.clone(),
-        brace_line: k.body.line + k.body.text.matches('\n').count(),
+        brace_line: k.body.brace_line(),
         run_params: run_params.join(",\n    "),
         domain,
         rank,

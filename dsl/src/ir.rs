@@ -315,3 +315,10 @@ pub struct Body {
     /// 1-based line of the body's first character, for `#line`.
     pub line: usize,
 }
+
+impl Body {
+    /// 1-based line of the body's closing brace, which its last line ends on.
+    pub fn brace_line(&self) -> usize {
+        self.line + self.text.matches('\n').count()
+    }
+}

@@ -80,24 +80,18 @@ impl KernelChecker<'_> {
                 }
                 // The grid's extents, the block's and the cluster's numbers each report
                 // their errors before any of them gives up.
-                let grid: Option<Vec<ir::Expr>> = grid
-                    .iter()
-                    .map(|e| {
-                        let expr = scope.int_expr(e, self.errors)?;
-                        at_least(&expr, 0, "a grid's extent", e.span, self.errors)?;
-                        Some(expr)
-                    })
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .collect();
+                let grid = each_reported(grid.iter().map(|e| {
+                    let expr = scope.int_expr(e, self.errors)?;
+                    at_least(&expr, 0, "a grid's extent", e.span, self.errors)?;
+                    Some(expr)
+                }));
                 let dims = self.block_dims(block, scope);
                 let cluster_extents = cluster.as_ref().map(|(extents, span)| {
-                    let extents = extents
-                        .iter()
-                        .map(|e| self.launch_number(e, "cluster", scope))
-                        .collect::<Vec<_>>()
-                        .into_iter()
-                        .collect::<Option<Vec<_>>>();
+                    let extents = each_reported(
+                        extents
+                            .iter()
+                            .map(|e| self.launch_number(e, "cluster", scope)),
+                    );
                     (extents, *span)
                 });
                 let (grid, dims) = (grid?, dims?);
@@ -123,21 +117,16 @@ impl KernelChecker<'_> {
     /// A raw grid's block: each number 1 to 1024 (each reported), and at most 1024 threads
     /// in all.
     fn block_dims(&mut self, block: &[ast::Expr], scope: &Scope) -> Option<[u32; 3]> {
-        let numbers: Vec<Option<u32>> = block
-            .iter()
-            .map(|e| {
-                let (n, span) = self.launch_number(e, "block", scope)?;
-                if !(1..=1024).contains(&n) {
-                    self.error(CheckError::BlockDimOutOfRange { dim: n, span });
-                    return None;
-                }
-                Some(n as u32)
-            })
-            .collect();
+        let numbers = each_reported(block.iter().map(|e| {
+            let (n, span) = self.launch_number(e, "block", scope)?;
+            if !(1..=1024).contains(&n) {
+                self.error(CheckError::BlockDimOutOfRange { dim: n, span });
+                return None;
+            }
+            Some(n as u32)
+        }))?;
         let mut dims = [1u32; 3];
-        for (d, n) in numbers.into_iter().enumerate() {
-            dims[d] = n?;
-        }
+        dims[..numbers.len()].copy_from_slice(&numbers);
         let total: u64 = dims.iter().map(|&d| u64::from(d)).product();
         if total > 1024 {
             let span = Span::new(block[0].span.start, block[block.len() - 1].span.end);
@@ -288,4 +277,10 @@ impl KernelChecker<'_> {
             indices.iter().flatten().map(|i| i.name.clone()).collect(),
         ))
     }
+}
+
+/// Every item's value, or `None` if any has none: each item is checked (and reports its
+/// errors) before the first `None` gives up.
+fn each_reported<T>(items: impl Iterator<Item = Option<T>>) -> Option<Vec<T>> {
+    items.collect::<Vec<_>>().into_iter().collect()
 }
