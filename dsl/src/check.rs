@@ -55,26 +55,16 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
         .collect();
     for item in &file.items {
         if let ast::Item::Const(c) = item {
-            let scope = Scope::consts_only(&consts);
-            let errors_before = errors.len();
+            let declared_below = declared
+                .iter()
+                .filter(|(_, at)| at.start > c.name.span.start)
+                .map(|(&name, &at)| (name, at))
+                .collect();
+            let scope = Scope::consts_only(&consts, declared_below);
             // int_expr refuses a value that cannot be evaluated, so one it gives folds.
             let value = scope
                 .int_expr(&c.value, &mut errors)
                 .and_then(|e| eval_const(&e));
-            // A constant's value sees only those above it: one declared below is no
-            // unknown name.
-            for e in &mut errors[errors_before..] {
-                if let CheckError::UnknownSymbol { name, span } = e
-                    && let Some(&at) = declared.get(name.as_str())
-                    && at.start > c.name.span.start
-                {
-                    *e = CheckError::ConstBeforeDeclared {
-                        name: name.clone(),
-                        span: *span,
-                        declared: at,
-                    };
-                }
-            }
             if let Some(prev) = consts.get(&c.name.name) {
                 errors.push(duplicate("constant", &c.name, prev.1));
             } else if let Some(v) = value {
@@ -333,6 +323,7 @@ impl<'a> KernelChecker<'a> {
             consts: self.consts,
             symbols: symbol_ids,
             params: scope_params,
+            declared_below: HashMap::new(),
             guarded: Cell::new(0),
         };
 

@@ -71,6 +71,10 @@ pub(super) struct Scope<'a> {
     pub(super) consts: &'a HashMap<String, (i64, Span)>,
     pub(super) symbols: HashMap<&'a str, usize>,
     pub(super) params: HashMap<&'a str, (usize, DType)>,
+    /// While a constant's value is resolved, the constants declared below it (a constant
+    /// sees only those above it): a name among them is reported as used before its
+    /// declaration, not as unknown.
+    pub(super) declared_below: HashMap<&'a str, Span>,
     /// How many `&&` and `||` right operands the expression being resolved is inside: a
     /// launch evaluates those only where the left operand lets it, so a part there that no
     /// launch could evaluate (`G == 0 || K % G == 0` with `const G = 0`) is no error.
@@ -78,11 +82,16 @@ pub(super) struct Scope<'a> {
 }
 
 impl<'a> Scope<'a> {
-    pub(super) fn consts_only(consts: &'a HashMap<String, (i64, Span)>) -> Self {
+    /// The scope of a constant's value: the constants above it, and `declared_below`.
+    pub(super) fn consts_only(
+        consts: &'a HashMap<String, (i64, Span)>,
+        declared_below: HashMap<&'a str, Span>,
+    ) -> Self {
         Scope {
             consts,
             symbols: HashMap::new(),
             params: HashMap::new(),
+            declared_below,
             guarded: Cell::new(0),
         }
     }
@@ -257,9 +266,16 @@ impl<'a> Scope<'a> {
             });
             return None;
         }
-        errors.push(CheckError::UnknownSymbol {
-            name: n.to_string(),
-            span,
+        errors.push(match self.declared_below.get(n) {
+            Some(&declared) => CheckError::ConstBeforeDeclared {
+                name: n.to_string(),
+                span,
+                declared,
+            },
+            None => CheckError::UnknownSymbol {
+                name: n.to_string(),
+                span,
+            },
         });
         None
     }
