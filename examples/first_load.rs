@@ -31,7 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let module = ima_dsl::compile(&source).map_err(|diags| {
             format!("{spec}: {} error(s); `imac check` shows them", diags.len())
         })?;
-        let cu_file = format!("{}.cu", ima_codegen::stem(&module.file));
+        let cu_file = ima_codegen::cu_file(&module.file);
         let cuda = ima_codegen::cuda::generate(&module, &cu_file);
         let seconds = |start: Instant| start.elapsed().as_secs_f64();
         let start = Instant::now();

@@ -19,7 +19,7 @@ fn outputs(spec: &Path) -> Vec<(String, String)> {
     let source = Source::new(&rel, std::fs::read_to_string(spec).unwrap());
     match ima_dsl::compile(&source) {
         Ok(m) => {
-            let cu = format!("{stem}.cu");
+            let cu = ima_codegen::cu_file(&rel);
             vec![
                 (cu.clone(), ima_codegen::cuda::generate(&m, &cu)),
                 (

@@ -102,6 +102,31 @@ fn a_body_s_errors_are_reported_at_the_spec_s_lines() {
         .expect("a body whose brace ends a directive's continued line");
 }
 
+/// The `#line`s name a spec path with a `\` or a line break, escaped as a C string holds
+/// them: NVRTC names the first as written in its messages, and the second compiles (a `"`
+/// it would write into the PTX unescaped: `check_line_path` refuses it).
+#[test]
+fn a_spec_path_with_a_backslash_or_a_line_break_is_named_in_the_line_directives() {
+    let compile = |path: &str, statement: &str| {
+        let spec = format!(
+            "kernel k {{\n    in  x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {{\n        {statement}\n    }}\n}}\n"
+        );
+        let m =
+            ima_dsl::compile(&ima_dsl::Source::new(path, spec)).unwrap_or_else(|d| panic!("{d:?}"));
+        ima_codegen::cuda::check_line_path(path).expect("a path NVRTC can name");
+        let cu_file = ima_codegen::cu_file(path);
+        let cuda = ima_codegen::cuda::generate(&m, &cu_file);
+        ima::compile_ptx_checked(&cuda, &cu_file, "sm_90").map_err(|e| e.to_string())
+    };
+    let undeclared = compile("back\\slash/k.ima", "y(i) = z(i);").expect_err("an undeclared name");
+    assert!(
+        undeclared.contains("back\\slash/k.ima(6): error: identifier \"z\" is undefined"),
+        "{undeclared}"
+    );
+    compile("line\nbreak/k.ima", "y(i) = x(i);").expect("a path with a line break");
+    assert!(ima_codegen::cuda::check_line_path("we\"ird/k.ima").is_err());
+}
+
 /// A shared array's 16-byte vector read (`s.at8(i)` of f16, here through `ima_row_pairs`,
 /// as a body feeding mma.sync from shared memory reads it) is one vector load: the accessor
 /// says its address is 16-byte aligned. From the element pointer alone, the compiler loaded

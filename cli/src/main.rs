@@ -201,8 +201,13 @@ fn main() -> ExitCode {
             max_bytes,
             negative,
         } => load(&spec, color).is_some_and(|(m, _)| {
-            let cuda =
-                ima_codegen::cuda::generate(&m, &format!("{}.cu", ima_codegen::stem(&m.file)));
+            let (_, cuda) = match generated_cuda(&m) {
+                Ok(generated) => generated,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return false;
+                }
+            };
             let opts = ima_fuzz::Options {
                 kernel,
                 cases,
@@ -220,7 +225,11 @@ fn main() -> ExitCode {
             arch,
             entry,
         } => load(&spec, color).is_some_and(|(m, text)| {
-            match waits::waits(&m, &text, &arch, kernel.as_deref(), entry) {
+            let report = generated_cuda(&m).and_then(|(cu_file, cuda)| {
+                waits::waits(&m, &text, &cuda, &cu_file, &arch, kernel.as_deref(), entry)
+                    .map_err(|e| e.to_string())
+            });
+            match report {
                 Ok(report) => {
                     print!("{report}");
                     true
@@ -255,12 +264,15 @@ fn compile(
     let Some((module, text)) = load(spec, color) else {
         return false;
     };
-    if let Err(e) = ima_codegen::check_spec_path(&module.file) {
-        eprintln!("error: {e}");
-        return false;
-    }
-    let cu_file = format!("{}.cu", ima_codegen::stem(&module.file));
-    let cuda = ima_codegen::cuda::generate(&module, &cu_file);
+    let generated =
+        ima_codegen::check_spec_path(&module.file).and_then(|()| generated_cuda(&module));
+    let (cu_file, cuda) = match generated {
+        Ok(generated) => generated,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return false;
+        }
+    };
     let compiled = match images::compile(&cuda, &cu_file, archs) {
         Ok(compiled) => compiled,
         Err(ImageError::Unavailable(e)) => {
@@ -314,13 +326,13 @@ fn compile(
 /// `imac check --arch`: compiles the CUDA generated from `m` (checked from `text`) with
 /// NVRTC for `arch` and reports what NVRTC says (`report_nvrtc`).
 fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> bool {
-    // The path is a string in the `#line` directives, as in the files `imac compile` writes.
-    if let Err(e) = ima_codegen::check_spec_path(&m.file) {
-        eprintln!("error: --arch {arch}: {e}");
-        return false;
-    }
-    let cu_file = format!("{}.cu", ima_codegen::stem(&m.file));
-    let cuda = ima_codegen::cuda::generate(m, &cu_file);
+    let (cu_file, cuda) = match generated_cuda(m) {
+        Ok(generated) => generated,
+        Err(e) => {
+            eprintln!("error: --arch {arch}: {e}");
+            return false;
+        }
+    };
     let (log, failed) = match ima_runtime::compile_cuda(&cuda, &cu_file, arch) {
         Ok(compiled) => (compiled.log, false),
         Err(ima_runtime::Error::Nvrtc { log, .. }) => (log, true),
@@ -338,6 +350,15 @@ fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> b
         );
     }
     ok
+}
+
+/// The CUDA C generated from `m`, and its file's name (`attn.cu`), for the commands that
+/// compile it; refused where NVRTC cannot name the spec's path.
+fn generated_cuda(m: &ir::Module) -> Result<(String, String), String> {
+    ima_codegen::cuda::check_line_path(&m.file)?;
+    let cu_file = ima_codegen::cu_file(&m.file);
+    let cuda = ima_codegen::cuda::generate(m, &cu_file);
+    Ok((cu_file, cuda))
 }
 
 /// Prints what NVRTC said compiling the CUDA generated from `m` for `arch` (`log`; `failed`

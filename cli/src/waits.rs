@@ -83,10 +83,13 @@ impl std::fmt::Display for WaitsError {
 /// The report of `imac waits`: for each kernel (or the one named), its entry point's round
 /// trips before its first loop, to an exit and in one pass of each loop, and the waits of
 /// those slowest paths, each with the spec line (and the generated or ima.cuh line) of the
-/// instruction that waits and of the load it waits for.
+/// instruction that waits and of the load it waits for. `cuda` is the CUDA C generated
+/// from `module`, as the file `cu_file`.
 pub fn waits(
     module: &ir::Module,
     spec_text: &str,
+    cuda: &str,
+    cu_file: &str,
     arch: &str,
     kernel: Option<&str>,
     entry: Entry,
@@ -103,12 +106,10 @@ pub fn waits(
     if !ima_runtime::is_real_architecture(arch) {
         return Err(WaitsError::NotReal(arch.to_string()));
     }
-    let cu_file = format!("{}.cu", ima_codegen::stem(&module.file));
-    let cuda = ima_codegen::cuda::generate(module, &cu_file);
-    let compiled = ima_runtime::compile_cuda(&cuda, &cu_file, arch).map_err(WaitsError::Nvrtc)?;
+    let compiled = ima_runtime::compile_cuda(cuda, cu_file, arch).map_err(WaitsError::Nvrtc)?;
     let listing = disassemble(&compiled.cubin)?;
     let functions = ima_sass::functions(&listing).map_err(WaitsError::Listing)?;
-    let sources = Sources::new(module, spec_text, &cuda, &cu_file)?;
+    let sources = Sources::new(module, spec_text, cuda, cu_file)?;
     let mut out = String::new();
     for k in kernels {
         let contract = ima_dsl::abi::kernel_contract(module, k);

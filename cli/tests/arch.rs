@@ -3,7 +3,7 @@
 //! anything is written, as is a body NVRTC refuses, its error a diagnostic on the spec.
 //! `imac check --arch`: NVRTC's errors and warnings about a body are diagnostics on the
 //! spec, each at its line and column, once, in the spec's order; a spec whose bodies
-//! compile says so. Needs NVRTC, as `tests/nvrtc.rs` does.
+//! compile says so; a path NVRTC cannot name is refused. Needs NVRTC, as `tests/nvrtc.rs` does.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -115,6 +115,36 @@ fn a_body_s_errors_are_diagnostics_on_the_spec() {
     // Four entry points instantiate the body; each message is said once.
     assert_eq!(stderr.matches("identifier \"z\"").count(), 1, "{stderr}");
     assert!(!stderr.contains("k.cu"), "{stderr}");
+}
+
+/// A spec under a path with a `\` is checked as any other (the `#line`s escape it) and its
+/// body's error lands on it; one with a `"` is refused by name, not left to ptxas, which
+/// reads the path in the PTX, where NVRTC writes it unescaped.
+#[test]
+fn a_spec_path_with_a_backslash_is_checked_and_one_with_a_quote_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let write_under = |folder: &str| {
+        std::fs::create_dir(dir.path().join(folder)).unwrap();
+        let spec = dir.path().join(folder).join("k.ima");
+        std::fs::write(&spec, UNDECLARED).unwrap();
+        spec.display().to_string()
+    };
+    let spec = write_under("back\\slash");
+    let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
+    assert_eq!(checked.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    let expected = format!("error: identifier \"z\" is undefined\n  ┌─ {spec}:6:16\n");
+    assert!(stderr.contains(&expected), "{stderr}");
+
+    let spec = write_under("we\"ird");
+    let refused = imac(&["check", "--arch", "sm_90", &spec]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("error: --arch sm_90: the spec's path")
+            && stderr.contains("holds a `\"`, which NVRTC writes into the PTX"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -83,6 +83,8 @@ pub fn splice_ima_cuh(source: &str) -> String {
 #[template(path = "module.cu", escape = "none")]
 struct ModuleCu {
     version: &'static str,
+    /// The spec's path as the text of a C string literal, for the bodies' `#line`s (the
+    /// first line's comment holds it too: escaped, it has no line break).
     spec: String,
     includes: Vec<&'static str>,
     ima_cuh: &'static str,
@@ -301,7 +303,7 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
     includes.dedup();
     ModuleCu {
         version: crate::VERSION,
-        spec: m.file.clone(),
+        spec: c_string_text(&m.file),
         includes,
         // The template puts the line break after it.
         ima_cuh: IMA_CUH.trim_end(),
@@ -333,12 +335,43 @@ fn resume_lines(text: &str, cu_file: &str) -> String {
         .map(|(i, line)| {
             if line == "// ima:resume-line" {
                 // `#line N` names the line after the directive, the (i + 2)th.
-                format!("#line {} \"{cu_file}\"\n", i + 2)
+                format!("#line {} \"{}\"\n", i + 2, c_string_text(cu_file))
             } else {
                 format!("{line}\n")
             }
         })
         .collect()
+}
+
+/// Refuses a spec path that the generated CUDA cannot name: NVRTC copies a `#line`'s file
+/// name into the PTX's `.file` directives as it is, unescaped, where ptxas refuses a `"`
+/// (a `\` or a line break, escaped in the `#line`, passes).
+pub fn check_line_path(spec: &str) -> Result<(), String> {
+    if spec.contains('"') {
+        return Err(format!(
+            "the spec's path {spec:?} holds a `\"`, which NVRTC writes into the PTX's line \
+             information unescaped, where ptxas refuses it: move or rename the spec"
+        ));
+    }
+    Ok(())
+}
+
+/// `text` as the inside of a C string literal: `\` and `"` escaped, control characters
+/// in octal, so that a `#line` names a path with them (`imac compile` refuses such paths
+/// for the crate's sake; `imac fuzz`, `imac waits` and `imac check --arch` take them).
+fn c_string_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '"' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_ascii_control() => out.push_str(&format!("\\{:03o}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn list<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
@@ -894,13 +927,24 @@ fn entry(
 
 #[cfg(test)]
 mod tests {
-    use super::{ArgCu, arg, dimension_assumptions, report_extents};
+    use super::{ArgCu, arg, c_string_text, dimension_assumptions, report_extents};
     use ima_dsl::abi::contract_index;
 
     fn kernel(text: &str) -> ima_dsl::ir::Kernel {
         let source = ima_dsl::Source::new("specs/t.ima", text);
         let module = ima_dsl::compile(&source).expect("the spec checks");
         module.kernels.into_iter().next().expect("one kernel")
+    }
+
+    /// A path's backslash and quote are escaped and its line break written in octal, so
+    /// that a `#line "..."` holds it.
+    #[test]
+    fn a_path_is_escaped_as_a_c_string_holds_it() {
+        assert_eq!(c_string_text("specs/attn.ima"), "specs/attn.ima");
+        assert_eq!(
+            c_string_text("a\\b\"c\nd\té.ima"),
+            "a\\\\b\\\"c\\012d\\011é.ima"
+        );
     }
 
     /// Only the divisors, and values the constraints fix, are assumed: bounds made

@@ -46,6 +46,12 @@ pub fn check_spec_path(spec: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The name of the CUDA file generated from a spec: `specs/attn.ima` → `attn.cu`, under
+/// the crate's src/ and as NVRTC names the generated lines in its messages.
+pub fn cu_file(spec: &str) -> String {
+    format!("{}.cu", stem(spec))
+}
+
 /// File stem of a spec path: `specs/attn.ima` → `attn`.
 pub fn stem(spec: &str) -> &str {
     let name = spec.rsplit(['/', '\\']).next().unwrap_or(spec);

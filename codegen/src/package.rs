@@ -81,7 +81,7 @@ pub fn crate_name(m: &ir::Module) -> String {
 /// architectures' images ([`image_files`]).
 pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> Vec<GeneratedFile> {
     let name = crate_name(m);
-    let cu_file = format!("{}.cu", crate::stem(&m.file));
+    let cu_file = crate::cu_file(&m.file);
     let stamp = Stamp {
         imac: crate::VERSION.into(),
         spec: m.file.clone(),

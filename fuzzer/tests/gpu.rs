@@ -10,7 +10,7 @@ fn load(file: &str) -> (ir::Module, String) {
     let text = std::fs::read_to_string(format!("{}/../{file}", env!("CARGO_MANIFEST_DIR")))
         .expect("the spec");
     let m = ima_fuzz::contract::load(file, &text).expect("the spec compiles");
-    let cu_file = format!("{}.cu", ima_codegen::stem(file));
+    let cu_file = ima_codegen::cu_file(file);
     let cuda = ima_codegen::cuda::generate(&m, &cu_file);
     (m, cuda)
 }
