@@ -25,6 +25,8 @@ pub fn read(literal: &syn::LitStr) -> syn::Result<Spec> {
         });
     }
     let error = |message: String| syn::Error::new(literal.span(), message);
+    // The generated CUDA names the spec in its `#line`s, which the runtime compiles.
+    ima_codegen::cuda::check_line_path(&value).map_err(error)?;
     let root = std::env::var_os("CARGO_MANIFEST_DIR")
         .ok_or_else(|| error("CARGO_MANIFEST_DIR is not set: build with cargo".into()))?;
     let path = PathBuf::from(root).join(&value);
