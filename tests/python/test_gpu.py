@@ -10,6 +10,8 @@ The tests marked `@needs_two_gpus` run only with `--two-gpus`, on a machine with
 
 import gc
 import os
+import pathlib
+import re
 import subprocess
 import sys
 import traceback
@@ -653,6 +655,21 @@ def test_gptq_gemm_wg_is_captured_by_torch_cuda_graph():
         torch.cuda.synchronize()
         torch.testing.assert_close(y.float(), (x.double() @ ref.double()).float(), atol=2e-2, rtol=2e-2)
         assert not arrivals.any(), "the counters are left zero"
+
+
+def test_torch_s_op_namespaces_have_no_public_attribute_the_checker_does_not_refuse():
+    """A kernel named as a public attribute of torch's op namespaces (`torch.ops.NS.name`)
+    would be shadowed by it, so the checker refuses the names of dsl/src/names.rs's
+    TORCH_OPS_NAMES (and every name starting with `_`): this holds that list to torch's."""
+    names_rs = pathlib.Path(__file__).resolve().parents[2] / "dsl/src/names.rs"
+    listed = re.search(r"TORCH_OPS_NAMES: &\[&str\] = &\[(.*?)\];", names_rs.read_text(), re.S)
+    refused_names = set(re.findall(r'"(\w+)"', listed.group(1)))
+    # A namespace nothing registers: the ops a package's namespace has loaded are no part
+    # of what torch gives every namespace.
+    empty = torch.ops.imac_no_such_kernels
+    assert type(empty) is type(rk.ops), (type(empty), type(rk.ops))
+    public = {a for a in dir(empty) if not a.startswith("_")}
+    assert public <= refused_names, f"torch's {sorted(public - refused_names)} are not refused"
 
 
 @needs_two_gpus
