@@ -72,7 +72,8 @@ pub fn quant_k(arg: &str) -> String {
 // meet; some are also reserved.rs's, which refuses them as spec names everywhere.
 // codegen/tests/unqualified_names.rs reads back the generated Rust, Python and CUDA (the
 // functions it calls) and holds every such name of theirs to these lists; TORCH_OPS_NAMES
-// is torch's, not read back.
+// is torch's, held to torch's op namespaces by tests/python/test_gpu.py (torch is on the GPU
+// machine only).
 
 /// The generated Rust module's types, beside each kernel's structs: its struct of every
 /// kernel, its import, and the prelude's types, which a kernel's struct would shadow.
