@@ -39,7 +39,7 @@ pub(super) fn accessor_type(name: &str) -> String {
     format!("{ACCESSOR_PREFIX}{name}")
 }
 
-/// An entry point's parameter holding buffer `ident`'s stride along physical dimension `dim`
+/// An entry point's parameter holding buffer `ident`'s stride along logical dimension `dim`
 /// (read from the right, the name gives back its one pair: `dim` has no `_`).
 pub(super) fn stride_param(ident: &str, dim: usize) -> String {
     format!("{STRIDE_PREFIX}{ident}_{dim}")
