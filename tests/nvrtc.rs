@@ -66,11 +66,11 @@ fn the_bench_cuda_compiles_for_sm_90a_without_warnings() {
     compiles_cleanly("bench/twins", "sm_90a");
 }
 
-/// A body's errors are reported at the spec's lines: one in the middle at its own line, and
-/// a last statement without its `;` at the body's closing brace, whose line the generated
-/// function's own brace is said to stand on (it was the generated file's, so the error
-/// named a line of `k.cu`). A body whose last line is a preprocessor directive, or is
-/// continued into one, compiles: the brace stays on a line of its own.
+/// A body's errors are reported at the spec's lines, each once: one in the middle at its
+/// own line, and a last statement without its `;` at the body's closing brace, whose line
+/// the generated function's own brace is said to stand on (it was the generated file's, so
+/// the error named a line of `k.cu`). A body whose last line is a preprocessor directive,
+/// or is continued into one, compiles: the brace stays on a line of its own.
 #[test]
 fn a_body_s_errors_are_reported_at_the_spec_s_lines() {
     // `body` runs from after `body {` to the spec's closing brace.
@@ -94,6 +94,20 @@ fn a_body_s_errors_are_reported_at_the_spec_s_lines() {
         .expect_err("an undeclared name");
     assert!(
         undeclared.contains("specs/k.ima(6): error: identifier \"z\" is undefined"),
+        "{undeclared}"
+    );
+    // Each of the four entry points instantiates the body and NVRTC says it four times;
+    // the runtime's error says it once.
+    assert_eq!(
+        undeclared.matches("\"z\" is undefined").count(),
+        1,
+        "{undeclared}"
+    );
+    assert!(
+        undeclared.ends_with(
+            "(3 message(s) left out that said the same again: each of a kernel's entry points \
+             instantiates its body)"
+        ),
         "{undeclared}"
     );
     compile("#define TWICE 2\n        y(i) = TWICE * x(i);\n#undef TWICE ")

@@ -8,6 +8,7 @@
 
 use ima_dsl::ast::Span;
 use ima_dsl::{Diagnostic, Source, ir};
+use ima_runtime::nvrtc_log::{Header, header, is_summary};
 
 /// A log's messages: those about the spec as diagnostics, the others as NVRTC's text.
 #[derive(Debug, Default)]
@@ -28,37 +29,20 @@ struct Message<'a> {
     whole: String,
 }
 
-/// `FILE(LINE): KIND: TEXT` at the start of a line (NVRTC indents what follows), with
-/// KIND `error`, `catastrophic error`, `internal error` or `warning` (`warning #550-D`),
-/// and the text. `spec` names the file where it is the spec, whatever its path holds.
-fn header<'a>(line: &'a str, spec: &str) -> Option<(&'a str, usize, bool, &'a str)> {
-    if line.starts_with(' ') {
-        return None;
-    }
-    let (file, rest) = match line.strip_prefix(spec).and_then(|r| r.strip_prefix('(')) {
-        Some(rest) => (&line[..spec.len()], rest),
-        None => {
-            let (place, _) = line.split_once("): ")?;
-            let (file, _) = place.rsplit_once('(')?;
-            (file, &line[file.len() + 1..])
-        }
-    };
-    let (number, rest) = rest.split_once("): ")?;
-    let (kind, text) = rest.split_once(": ")?;
-    let warning = match kind.split(" #").next()? {
-        "error" | "catastrophic error" | "internal error" => false,
-        "warning" => true,
-        _ => return None,
-    };
-    Some((file, number.parse().ok()?, warning, text))
-}
-
+/// The messages of `log` (from the runtime's reading of their headers), the spec's read
+/// as its file's whatever its path holds.
 fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
     let lines: Vec<&str> = log.lines().collect();
     let mut found = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let Some((file, line, warning, text)) = header(lines[i], spec) else {
+        let Some(Header {
+            file,
+            line,
+            warning,
+            text,
+        }) = header(lines[i], spec)
+        else {
             i += 1;
             continue;
         };
@@ -82,7 +66,7 @@ fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
         // The summary NVRTC ends with is no part of the last message.
         let whole: Vec<&str> = std::iter::once(lines[i])
             .chain(after.iter().copied())
-            .take_while(|l| !l.contains(" detected in the compilation of "))
+            .take_while(|l| !is_summary(l))
             .collect();
         found.push(Message {
             file,

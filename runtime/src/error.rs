@@ -24,8 +24,8 @@ pub enum Error {
         source: DriverError,
     },
 
-    /// NVRTC refused the source; `log` is its full output.
-    #[error("NVRTC failed to compile {file}:\n{log}")]
+    /// NVRTC refused the source; `log` is its full output (shown with each message once).
+    #[error("NVRTC failed to compile {file}:\n{}", crate::nvrtc_log::condense(.log))]
     Nvrtc { file: String, log: String },
 
     /// [`crate::Module::precompile`] could not write its entry into the cache directory.
@@ -37,7 +37,7 @@ pub enum Error {
     },
 
     /// NVRTC compiled the source but warned; CI treats warnings as errors.
-    #[error("NVRTC warned while compiling {file}:\n{log}")]
+    #[error("NVRTC warned while compiling {file}:\n{}", crate::nvrtc_log::condense(.log))]
     NvrtcWarnings { file: String, log: String },
 
     /// A CUDA toolkit piece was found nowhere.

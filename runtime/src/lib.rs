@@ -34,6 +34,7 @@ mod kernel_args;
 mod layout;
 pub mod locate;
 pub mod module;
+pub mod nvrtc_log;
 mod out_of_bounds;
 mod programmatic;
 mod ptx_cache;

@@ -1,0 +1,212 @@
+//! NVRTC's log read as messages: each starts `FILE(LINE): KIND: TEXT` at the start of a
+//! line, and the lines after it (details, the source line quoted with a caret under the
+//! column, notes, the instantiations that led there) belong to it up to the next.
+//!
+//! A spec's body is instantiated by each of its kernel's four entry points, and NVRTC says
+//! a body's error again for each, with only the instantiation it names changed: a log as
+//! written has every such message four times. [`condense`] keeps each once, for the
+//! runtime's errors; `imac check --arch` places the messages on the spec.
+
+use std::collections::HashSet;
+
+/// A message's first line: the file and line it names, whether it is a warning, and its
+/// text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header<'a> {
+    pub file: &'a str,
+    pub line: usize,
+    pub warning: bool,
+    pub text: &'a str,
+}
+
+/// The header on `line`: `FILE(LINE): KIND: TEXT`, unindented (NVRTC indents what
+/// follows), KIND being `error`, `catastrophic error`, `internal error` or `warning`
+/// (`warning #550-D`). A `note` or `remark` is no header: it belongs to the message
+/// before. `file` names a file whose path may hold `(` or `): ` (the spec's): a line
+/// that starts with it is read as its message.
+pub fn header<'a>(line: &'a str, file: &str) -> Option<Header<'a>> {
+    if line.starts_with(' ') {
+        return None;
+    }
+    let (named, rest) = match line.strip_prefix(file).and_then(|r| r.strip_prefix('(')) {
+        Some(rest) if !file.is_empty() => (&line[..file.len()], rest),
+        _ => {
+            let (place, _) = line.split_once("): ")?;
+            let (named, _) = place.rsplit_once('(')?;
+            (named, &line[named.len() + 1..])
+        }
+    };
+    let (number, rest) = rest.split_once("): ")?;
+    let (kind, text) = rest.split_once(": ")?;
+    let warning = match kind.split(" #").next()? {
+        "error" | "catastrophic error" | "internal error" => false,
+        "warning" => true,
+        _ => return None,
+    };
+    Some(Header {
+        file: named,
+        line: number.parse().ok()?,
+        warning,
+        text,
+    })
+}
+
+/// Whether `line` is NVRTC's closing count (`2 errors detected in the compilation of
+/// "k.cu".`), no part of the last message.
+pub fn is_summary(line: &str) -> bool {
+    line.contains(" detected in the compilation of ")
+}
+
+/// `log` with each message once: a message whose first line and quoted source (up to its
+/// caret) an earlier one had is left out, and a last line says how many were. What is no
+/// message (the summary, lines before the first) is kept; a log with nothing said twice
+/// is returned as written.
+pub fn condense(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| header(lines[i], "").is_some())
+        .collect();
+    let Some(&first) = starts.first() else {
+        return log.to_string();
+    };
+    let mut kept: Vec<&str> = lines[..first].to_vec();
+    let mut summary = Vec::new();
+    let mut seen = HashSet::new();
+    let mut left_out = 0;
+    for (n, &start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(lines.len());
+        let (message, after): (Vec<&str>, Vec<&str>) =
+            lines[start..end].iter().partition(|l| !is_summary(l));
+        summary.extend(after);
+        let caret = message.iter().position(|l| l.trim() == "^");
+        let said = message[..caret.map_or(1, |c| c + 1)].join("\n");
+        if seen.insert(said) {
+            kept.extend(message);
+        } else {
+            left_out += 1;
+        }
+    }
+    if left_out == 0 {
+        return log.to_string();
+    }
+    let mut out = kept.join("\n").trim_end().to_string();
+    if !summary.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(&summary.join("\n"));
+    }
+    out.push_str(&format!(
+        "\n({left_out} message(s) left out that said the same again: each of a kernel's entry \
+         points instantiates its body)"
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Header, condense, header};
+
+    /// A message is read off its first line, in the spec's name too where it holds `): `;
+    /// a note, an indented line and the summary are not messages.
+    #[test]
+    fn a_header_is_a_message_s_first_line() {
+        assert_eq!(
+            header("specs/k.ima(6): error: identifier \"z\" is undefined", ""),
+            Some(Header {
+                file: "specs/k.ima",
+                line: 6,
+                warning: false,
+                text: "identifier \"z\" is undefined",
+            })
+        );
+        assert_eq!(
+            header(
+                "k.cu(9): warning #550-D: variable \"v\" was set but never used",
+                ""
+            )
+            .map(|h| (h.file, h.warning)),
+            Some(("k.cu", true))
+        );
+        let odd = "a): b/k.ima(6): warning: it";
+        assert_eq!(
+            header(odd, "a): b/k.ima").map(|h| h.file),
+            Some("a): b/k.ima")
+        );
+        for no in [
+            "__nv_nvrtc_builtin_header.h(4429): note #3322-D: number of parameters",
+            "  y(i) = z(i);",
+            "2 errors detected in the compilation of \"k.cu\".",
+            "nvrtc: out of memory",
+        ] {
+            assert_eq!(header(no, ""), None, "{no}");
+        }
+    }
+
+    /// A body's error said for two instantiations is kept once, with its notes and the
+    /// instantiation it was first said for; another message on the same line with
+    /// another caret is kept; the summary stays last.
+    #[test]
+    fn each_message_is_kept_once() {
+        let log = concat!(
+            "specs/k.ima(6): error: identifier \"z\" is undefined\n",
+            "          y(i) = z(i);\n",
+            "                 ^\n",
+            "          detected during:\n",
+            "            instantiation of \"ima_body [with I=int]\" at line 2671 of k.cu\n",
+            "\n",
+            "specs/k.ima(7): error: no instance of overloaded function \"f\" matches\n",
+            "            argument types are: (float)\n",
+            "          y(i) = f(x(i));\n",
+            "                 ^\n",
+            "__nv_nvrtc_builtin_header.h(4429): note #3322-D: f(int, int) does not match\n",
+            "  int f(int a, int b)\n",
+            "      ^\n",
+            "\n",
+            "specs/k.ima(6): error: identifier \"z\" is undefined\n",
+            "          y(i) = z(i);\n",
+            "                 ^\n",
+            "          detected during:\n",
+            "            instantiation of \"ima_body [with I=long long]\" at line 2671 of k.cu\n",
+            "\n",
+            "specs/k.ima(6): error: identifier \"z\" is undefined\n",
+            "          y(i) = z(i) + z(i);\n",
+            "                        ^\n",
+            "\n",
+            "4 errors detected in the compilation of \"k.cu\".",
+        );
+        let expected = concat!(
+            "specs/k.ima(6): error: identifier \"z\" is undefined\n",
+            "          y(i) = z(i);\n",
+            "                 ^\n",
+            "          detected during:\n",
+            "            instantiation of \"ima_body [with I=int]\" at line 2671 of k.cu\n",
+            "\n",
+            "specs/k.ima(7): error: no instance of overloaded function \"f\" matches\n",
+            "            argument types are: (float)\n",
+            "          y(i) = f(x(i));\n",
+            "                 ^\n",
+            "__nv_nvrtc_builtin_header.h(4429): note #3322-D: f(int, int) does not match\n",
+            "  int f(int a, int b)\n",
+            "      ^\n",
+            "\n",
+            "specs/k.ima(6): error: identifier \"z\" is undefined\n",
+            "          y(i) = z(i) + z(i);\n",
+            "                        ^\n",
+            "\n",
+            "4 errors detected in the compilation of \"k.cu\".\n",
+            "(1 message(s) left out that said the same again: each of a kernel's entry points \
+             instantiates its body)",
+        );
+        assert_eq!(condense(log), expected);
+    }
+
+    /// A log with no message, or none said twice, is kept as written.
+    #[test]
+    fn a_log_with_nothing_said_twice_is_kept() {
+        assert_eq!(
+            condense("nvrtcCompileProgram: out of memory"),
+            "nvrtcCompileProgram: out of memory"
+        );
+        let once = "k.cu(3): error: expected a \";\"\n  }\n  ^\n\n1 error detected in the compilation of \"k.cu\".";
+        assert_eq!(condense(once), once);
+    }
+}
