@@ -1,6 +1,7 @@
 //! `imac compile` refuses a spec whose path cannot name or be quoted in what it writes (the
 //! crate's and Python package's names come from the file's stem; the path is quoted in
-//! Rust, C and TOML strings), before anything is written.
+//! Rust, C and TOML strings), before anything is written; `imac fuzz` and `imac waits`
+//! refuse one that NVRTC cannot name.
 
 use std::path::Path;
 use std::process::Command;
@@ -55,4 +56,29 @@ fn a_plain_name_compiles() {
     let (code, stderr, written) = compile_as("rms_norm-2.ima");
     assert_eq!(code, Some(0), "{stderr}");
     assert!(written);
+}
+
+/// `imac fuzz` and `imac waits` compile the generated CUDA as `imac compile` does: a path
+/// with a `"`, which NVRTC would copy into the PTX unescaped, is refused by name before
+/// either looks for a GPU or nvdisasm.
+#[test]
+fn fuzz_and_waits_refuse_a_path_with_a_quote() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("we\"ird/rmsnorm.ima");
+    std::fs::create_dir_all(spec.parent().unwrap()).unwrap();
+    let text = Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/rmsnorm.ima");
+    std::fs::copy(text, &spec).unwrap();
+    for command in ["fuzz", "waits"] {
+        let run = Command::new(env!("CARGO_BIN_EXE_imac"))
+            .arg(command)
+            .arg(&spec)
+            .output()
+            .expect("running imac");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{command}: {stderr}");
+        assert!(
+            stderr.contains("holds a `\"`, which NVRTC writes into the PTX"),
+            "{command}: {stderr}"
+        );
+    }
 }
