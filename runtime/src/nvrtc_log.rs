@@ -104,6 +104,49 @@ pub fn condense(log: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{Header, condense, header};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// For any sequence of messages drawn from a few (each said with the instantiation
+        /// of its place in the log), the condensed log has each message once, in the order
+        /// of their first saying, the instantiation of that first, and the count of the
+        /// rest; with nothing said twice it is the log itself.
+        #[test]
+        fn each_message_is_said_once_in_the_order_first_said(
+            said in proptest::collection::vec(0usize..4, 1..12),
+        ) {
+            let message = |id: usize, at: usize| {
+                format!(
+                    "specs/k.ima({}): error: e{id}\n  q{id}\n  ^\n          detected during \
+                     instantiation {at}\n\n",
+                    5 + id
+                )
+            };
+            let log: String = said.iter().enumerate().map(|(at, &id)| message(id, at)).collect();
+            let log = format!("{log}{} errors detected in the compilation of \"k.cu\".", said.len());
+            let mut first: Vec<(usize, usize)> = Vec::new();
+            for (at, &id) in said.iter().enumerate() {
+                if first.iter().all(|&(seen, _)| seen != id) {
+                    first.push((id, at));
+                }
+            }
+            let condensed = condense(&log);
+            let left_out = said.len() - first.len();
+            if left_out == 0 {
+                prop_assert_eq!(condensed, log);
+            } else {
+                let kept: String = first.iter().map(|&(id, at)| message(id, at)).collect();
+                let expected = format!(
+                    "{}\n\n{} errors detected in the compilation of \"k.cu\".\n({left_out} \
+                     message(s) left out that said the same again: each of a kernel's entry \
+                     points instantiates its body)",
+                    kept.trim_end(),
+                    said.len()
+                );
+                prop_assert_eq!(condensed, expected);
+            }
+        }
+    }
 
     /// A message is read off its first line, in the spec's name too where it holds `): `;
     /// a note, an indented line and the summary are not messages.
