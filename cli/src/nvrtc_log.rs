@@ -8,7 +8,7 @@
 
 use ima_dsl::ast::Span;
 use ima_dsl::{Diagnostic, Source, ir};
-use ima_runtime::nvrtc_log::{Header, header, is_summary};
+use ima_runtime::nvrtc_log::{Header, header, is_summary, note};
 
 /// A log's messages: those about the spec as diagnostics, the others as NVRTC's text.
 #[derive(Debug, Default)]
@@ -26,6 +26,8 @@ struct Message<'a> {
     text: String,
     /// The source line as NVRTC quotes it, and its caret's byte column in the quote.
     quoted: Option<(&'a str, usize)>,
+    /// Its notes' texts (an overload's candidates that did not match).
+    notes: Vec<&'a str>,
     whole: String,
 }
 
@@ -54,8 +56,10 @@ fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
         // What NVRTC says between the message and its quote belongs to the message.
         let details = after[..caret.map_or(0, |c| c.saturating_sub(1))]
             .iter()
+            .filter(|l| note(l).is_none())
             .map(|l| l.trim())
             .filter(|l| !l.is_empty());
+        let notes = after.iter().filter_map(|l| note(l)).collect();
         let text = std::iter::once(text)
             .chain(details)
             .collect::<Vec<_>>()
@@ -74,6 +78,7 @@ fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
             warning,
             text,
             quoted,
+            notes,
             whole: whole.join("\n").trim_end().to_string(),
         });
         i = end;
@@ -176,7 +181,10 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
                 } else {
                     Diagnostic::error
                 };
-                let d = make(msg.text, span, "reported by NVRTC");
+                let mut d = make(msg.text, span, "reported by NVRTC");
+                for n in &msg.notes {
+                    d = d.with_note(*n);
+                }
                 // Each entry point instantiates the body again, and NVRTC says it again;
                 // a character it does not know, once a byte.
                 if !read.about_spec.contains(&d) {
@@ -200,7 +208,8 @@ mod tests {
     const SPEC: &str = "kernel k {\n    in  x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = z(i);\n        y(i) = f(1, 2);\n        const char* s = \"\u{e9}\";\n        y(i) = x(i) }\n}\n";
 
     /// A log as NVRTC writes it for SPEC's CUDA (`k.cu`): an error on the body's first
-    /// line (twice: two entry points instantiate it), one with details before its quote,
+    /// line (twice: two entry points instantiate it), one with details before its quote
+    /// and a note after,
     /// one per byte of a two-byte character, a warning, a missing `;` at the brace, one
     /// error in the generated code, and the summary.
     const LOG: &str = concat!(
@@ -209,7 +218,9 @@ mod tests {
         "          detected during instantiation of \"void ima_kernel_k::ima_run()\" at line 2684 of k.cu\n\n",
         "specs/k.ima(5): error: identifier \"z\" is undefined\n   y(i) = z(i);\n          ^\n\n",
         "specs/k.ima(6): error: no instance of function template \"f\" matches the argument list\n",
-        "            argument types are: (int, int)\n          y(i) = f(1, 2);\n                 ^\n\n",
+        "            argument types are: (int, int)\n          y(i) = f(1, 2);\n                 ^\n",
+        "__nv_nvrtc_builtin_header.h(9): note #3322-D: number of parameters of function \"f(int)\" does not match the call\n",
+        "  int f(int a)\n      ^\n\n",
         "specs/k.ima(7): error: unrecognized token\n          const char* s = \"\u{e9}\";\n                           ^\n\n",
         "specs/k.ima(7): error: unrecognized token\n          const char* s = \"\u{e9}\";\n                            ^\n\n",
         "specs/k.ima(8): warning #550-D: variable \"v\" was set but never used\n          y(i) = x(i) \n          ^\n\n",
@@ -248,6 +259,10 @@ mod tests {
         assert_eq!(
             read.about_spec[1].message,
             "no instance of function template \"f\" matches the argument list; argument types are: (int, int)"
+        );
+        assert_eq!(
+            read.about_spec[1].notes,
+            ["number of parameters of function \"f(int)\" does not match the call"]
         );
         assert_eq!(
             read.about_generated,

@@ -2,8 +2,9 @@
 //! the crate up to date with its spec; a virtual one, which has no SASS, is refused before
 //! anything is written, as is a body NVRTC refuses, its error a diagnostic on the spec.
 //! `imac check --arch`: NVRTC's errors and warnings about a body are diagnostics on the
-//! spec, each at its line and column, once, in the spec's order; a spec whose bodies
-//! compile says so; a path NVRTC cannot name is refused. Needs NVRTC, as `tests/nvrtc.rs` does.
+//! spec, each at its line and column with its notes, once, in the spec's order; a spec
+//! whose bodies compile says so; a path NVRTC cannot name is refused. Needs NVRTC, as
+//! `tests/nvrtc.rs` does.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -115,6 +116,32 @@ fn a_body_s_errors_are_diagnostics_on_the_spec() {
     // Four entry points instantiate the body; each message is said once.
     assert_eq!(stderr.matches("identifier \"z\"").count(), 1, "{stderr}");
     assert!(!stderr.contains("k.cu"), "{stderr}");
+}
+
+/// NVRTC's notes on a body's error are the diagnostic's notes: an overload that matches
+/// nothing lists its candidates, once however many entry points instantiate the body.
+#[test]
+fn an_overload_s_candidates_are_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("k.ima");
+    std::fs::write(
+        &spec,
+        UNDECLARED.replace("y(i) = z(i);", "y(i) = __shfl_sync(x(i));"),
+    )
+    .unwrap();
+    let spec = spec.display().to_string();
+    let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
+    assert_eq!(checked.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    let candidate = "  = note: number of parameters of function \
+                     \"__shfl_sync(unsigned int, float, int, int)\" does not match the call\n";
+    assert!(
+        stderr.contains(&format!(
+            "error: no instance of overloaded function \"__shfl_sync\" matches the argument list; \
+             argument types are: (float)\n  ┌─ {spec}:6:16\n"
+        )) && stderr.matches(candidate).count() == 1,
+        "{stderr}"
+    );
 }
 
 /// A spec under a path with a `\` is checked as any other (the `#line`s escape it) and its

@@ -1,4 +1,4 @@
-//! Diagnostics: a message, the span it is about, and a help line on how to fix it.
+//! Diagnostics: a message, the span it is about, notes, and a help line on how to fix it.
 //! Rendered with codespan-reporting, as rustc renders its own.
 
 use crate::ast::Span;
@@ -17,6 +17,9 @@ pub struct Diagnostic {
     pub label: String,
     /// Other places that explain the error, e.g. where a name was first declared.
     pub related: Vec<(Span, String)>,
+    /// What else the reporter said (NVRTC's notes, such as each candidate of an overload
+    /// that did not match), shown before the help.
+    pub notes: Vec<String>,
     pub help: Option<String>,
     /// The checker's name for the error's class (`CheckError::code`), e.g.
     /// `"UnknownSymbol"`; `None` for syntax errors. Not rendered: tests use it to know
@@ -32,6 +35,7 @@ impl Diagnostic {
             span,
             label: label.into(),
             related: Vec::new(),
+            notes: Vec::new(),
             help: None,
             code: None,
         }
@@ -54,6 +58,11 @@ impl Diagnostic {
         self
     }
 
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
     pub fn with_related(mut self, span: Span, label: impl Into<String>) -> Self {
         self.related.push((span, label.into()));
         self
@@ -66,7 +75,9 @@ impl Diagnostic {
                 .iter()
                 .map(|(span, msg)| Label::secondary((), span.range()).with_message(msg)),
         );
-        let notes = self.help.iter().map(|h| format!("help: {h}")).collect();
+        let notes = (self.notes.iter().map(|n| format!("note: {n}")))
+            .chain(self.help.iter().map(|h| format!("help: {h}")))
+            .collect();
         let severity = if self.warning {
             Severity::Warning
         } else {

@@ -22,9 +22,33 @@ pub struct Header<'a> {
 /// The header on `line`: `FILE(LINE): KIND: TEXT`, unindented (NVRTC indents what
 /// follows), KIND being `error`, `catastrophic error`, `internal error` or `warning`
 /// (`warning #550-D`). A `note` or `remark` is no header: it belongs to the message
-/// before. `file` names a file whose path may hold `(` or `): ` (the spec's): a line
-/// that starts with it is read as its message.
+/// before ([`note`]). `file` names a file whose path may hold `(` or `): ` (the spec's): a
+/// line that starts with it is read as its message.
 pub fn header<'a>(line: &'a str, file: &str) -> Option<Header<'a>> {
+    let (named, number, kind, text) = parts(line, file)?;
+    let warning = match kind {
+        "error" | "catastrophic error" | "internal error" => false,
+        "warning" => true,
+        _ => return None,
+    };
+    Some(Header {
+        file: named,
+        line: number,
+        warning,
+        text,
+    })
+}
+
+/// The text of a note on `line` (`FILE(LINE): note #3322-D: TEXT`, or a `remark`), which
+/// says more of the message before it, such as an overload's candidate that did not match.
+pub fn note(line: &str) -> Option<&str> {
+    let (_, _, kind, text) = parts(line, "")?;
+    matches!(kind, "note" | "remark").then_some(text)
+}
+
+/// `FILE(LINE): KIND: TEXT` read into its file, line, kind (its number, ` #550-D`, cut
+/// off) and text.
+fn parts<'a>(line: &'a str, file: &str) -> Option<(&'a str, usize, &'a str, &'a str)> {
     if line.starts_with(' ') {
         return None;
     }
@@ -38,17 +62,7 @@ pub fn header<'a>(line: &'a str, file: &str) -> Option<Header<'a>> {
     };
     let (number, rest) = rest.split_once("): ")?;
     let (kind, text) = rest.split_once(": ")?;
-    let warning = match kind.split(" #").next()? {
-        "error" | "catastrophic error" | "internal error" => false,
-        "warning" => true,
-        _ => return None,
-    };
-    Some(Header {
-        file: named,
-        line: number.parse().ok()?,
-        warning,
-        text,
-    })
+    Some((named, number.parse().ok()?, kind.split(" #").next()?, text))
 }
 
 /// Whether `line` is NVRTC's closing count (`2 errors detected in the compilation of
@@ -103,7 +117,7 @@ pub fn condense(log: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Header, condense, header};
+    use super::{Header, condense, header, note};
     use proptest::prelude::*;
 
     proptest! {
@@ -149,7 +163,7 @@ mod tests {
     }
 
     /// A message is read off its first line, in the spec's name too where it holds `): `;
-    /// a note, an indented line and the summary are not messages.
+    /// a note (read by `note`), an indented line and the summary are not messages.
     #[test]
     fn a_header_is_a_message_s_first_line() {
         assert_eq!(
@@ -174,6 +188,12 @@ mod tests {
             header(odd, "a): b/k.ima").map(|h| h.file),
             Some("a): b/k.ima")
         );
+        assert_eq!(
+            note("__nv_nvrtc_builtin_header.h(4429): note #3322-D: f(int) does not match"),
+            Some("f(int) does not match")
+        );
+        assert_eq!(note("k.cu(3): remark: r"), Some("r"));
+        assert_eq!(note("k.cu(3): error: e"), None);
         for no in [
             "__nv_nvrtc_builtin_header.h(4429): note #3322-D: number of parameters",
             "  y(i) = z(i);",
