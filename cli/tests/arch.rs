@@ -16,6 +16,14 @@ fn spec() -> PathBuf {
 /// A spec whose body names `z`, which nothing declares.
 const UNDECLARED: &str = "kernel k {\n    in  x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {\n        y(i) = z(i);\n    }\n}\n";
 
+/// `text` written as `dir/k.ima` (`dir` made where it is missing): its path.
+fn spec_in(dir: &Path, text: &str) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let spec = dir.join("k.ima");
+    std::fs::write(&spec, text).unwrap();
+    spec.display().to_string()
+}
+
 fn imac(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_imac"))
         .args(args)
@@ -71,10 +79,9 @@ fn a_virtual_architecture_is_refused_before_anything_is_written() {
 #[test]
 fn a_body_nvrtc_refuses_is_a_diagnostic_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("k.ima");
-    std::fs::write(&spec, UNDECLARED).unwrap();
+    let spec = spec_in(dir.path(), UNDECLARED);
     let out = dir.path().join("crate_dir");
-    let (spec, crate_dir) = (spec.display().to_string(), out.display().to_string());
+    let crate_dir = out.display().to_string();
     let refused = imac(&[
         "compile", &spec, "--color", "never", "--arch", "sm_90", "-o", &crate_dir,
     ]);
@@ -92,13 +99,10 @@ fn a_body_nvrtc_refuses_is_a_diagnostic_and_nothing_is_written() {
 #[test]
 fn a_body_s_errors_are_diagnostics_on_the_spec() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("k.ima");
-    std::fs::write(
-        &spec,
+    let spec = spec_in(
+        dir.path(),
         "kernel k {\n    in  x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {\n        y(i) = z(i);\n        int unused = 3;\n        y(i) = x(i)\n    }\n}\n",
-    )
-    .unwrap();
-    let spec = spec.display().to_string();
+    );
     let checked = imac(&["check", "--color", "never", "--arch", "sm_90a", &spec]);
     assert_eq!(checked.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&checked.stderr);
@@ -123,13 +127,10 @@ fn a_body_s_errors_are_diagnostics_on_the_spec() {
 #[test]
 fn an_overload_s_candidates_are_notes() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("k.ima");
-    std::fs::write(
-        &spec,
-        UNDECLARED.replace("y(i) = z(i);", "y(i) = __shfl_sync(x(i));"),
-    )
-    .unwrap();
-    let spec = spec.display().to_string();
+    let spec = spec_in(
+        dir.path(),
+        &UNDECLARED.replace("y(i) = z(i);", "y(i) = __shfl_sync(x(i));"),
+    );
     let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
     assert_eq!(checked.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&checked.stderr);
@@ -150,20 +151,14 @@ fn an_overload_s_candidates_are_notes() {
 #[test]
 fn a_spec_path_with_a_backslash_is_checked_and_one_with_a_quote_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let write_under = |folder: &str| {
-        std::fs::create_dir(dir.path().join(folder)).unwrap();
-        let spec = dir.path().join(folder).join("k.ima");
-        std::fs::write(&spec, UNDECLARED).unwrap();
-        spec.display().to_string()
-    };
-    let spec = write_under("back\\slash");
+    let spec = spec_in(&dir.path().join("back\\slash"), UNDECLARED);
     let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
     assert_eq!(checked.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&checked.stderr);
     let expected = format!("error: identifier \"z\" is undefined\n  ┌─ {spec}:6:16\n");
     assert!(stderr.contains(&expected), "{stderr}");
 
-    let spec = write_under("we\"ird");
+    let spec = spec_in(&dir.path().join("we\"ird"), UNDECLARED);
     let refused = imac(&["check", "--arch", "sm_90", &spec]);
     assert_eq!(refused.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&refused.stderr);
