@@ -8,7 +8,7 @@
 
 use ima_dsl::ast::Span;
 use ima_dsl::{Diagnostic, Source, ir};
-use ima_runtime::nvrtc_log::{Header, header, is_summary, note};
+use ima_runtime::nvrtc_log::{self, Header, note};
 
 /// A log's messages: those about the spec as diagnostics, the others as NVRTC's text.
 #[derive(Debug, Default)]
@@ -31,59 +31,45 @@ struct Message<'a> {
     whole: String,
 }
 
-/// The messages of `log` (from the runtime's reading of their headers), the spec's read
-/// as its file's whatever its path holds.
+/// The messages of `log` (as the runtime reads them), the spec's read as its file's
+/// whatever its path holds.
 fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
-    let lines: Vec<&str> = log.lines().collect();
-    let mut found = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let Some(Header {
-            file,
-            line,
-            warning,
-            text,
-        }) = header(lines[i], spec)
-        else {
-            i += 1;
-            continue;
-        };
-        let end = (i + 1..lines.len())
-            .find(|&j| header(lines[j], spec).is_some())
-            .unwrap_or(lines.len());
-        let after = &lines[i + 1..end];
-        let caret = after.iter().position(|l| l.trim() == "^");
-        // What NVRTC says between the message and its quote belongs to the message.
-        let details = after[..caret.map_or(0, |c| c.saturating_sub(1))]
-            .iter()
-            .filter(|l| note(l).is_none())
-            .map(|l| l.trim())
-            .filter(|l| !l.is_empty());
-        let notes = after.iter().filter_map(|l| note(l)).collect();
-        let text = std::iter::once(text)
-            .chain(details)
-            .collect::<Vec<_>>()
-            .join("; ");
-        let quoted = caret
-            .filter(|&c| c > 0)
-            .and_then(|c| Some((after[c - 1], after[c].find('^')?)));
-        // The summary NVRTC ends with is no part of the last message.
-        let whole: Vec<&str> = std::iter::once(lines[i])
-            .chain(after.iter().copied())
-            .take_while(|l| !is_summary(l))
-            .collect();
-        found.push(Message {
-            file,
-            line,
-            warning,
-            text,
-            quoted,
-            notes,
-            whole: whole.join("\n").trim_end().to_string(),
-        });
-        i = end;
-    }
-    found
+    nvrtc_log::messages(log, spec)
+        .into_iter()
+        .map(|m| {
+            let Header {
+                file,
+                line,
+                warning,
+                text,
+            } = m.header;
+            let after = &m.lines[1..];
+            let caret = m.caret().map(|c| c - 1);
+            // What NVRTC says between the message and its quote belongs to the message.
+            let details = after[..caret.map_or(0, |c| c.saturating_sub(1))]
+                .iter()
+                .filter(|l| note(l).is_none())
+                .map(|l| l.trim())
+                .filter(|l| !l.is_empty());
+            let notes = after.iter().filter_map(|l| note(l)).collect();
+            let text = std::iter::once(text)
+                .chain(details)
+                .collect::<Vec<_>>()
+                .join("; ");
+            let quoted = caret
+                .filter(|&c| c > 0)
+                .and_then(|c| Some((after[c - 1], after[c].find('^')?)));
+            Message {
+                file,
+                line,
+                warning,
+                text,
+                quoted,
+                notes,
+                whole: m.lines.join("\n").trim_end().to_string(),
+            }
+        })
+        .collect()
 }
 
 /// The byte offset where `source`'s 1-based line `line` starts (its end, past the last).

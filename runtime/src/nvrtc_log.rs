@@ -71,46 +71,77 @@ pub fn is_summary(line: &str) -> bool {
     line.contains(" detected in the compilation of ")
 }
 
+/// A message of the log: its header, and its lines (the header's, then those after it up
+/// to the next message), NVRTC's closing count left out.
+#[derive(Debug)]
+pub struct Message<'a> {
+    pub header: Header<'a>,
+    pub lines: Vec<&'a str>,
+}
+
+impl Message<'_> {
+    /// Where in `lines` its caret stands (a `^` alone, under the source line it quotes).
+    pub fn caret(&self) -> Option<usize> {
+        self.lines.iter().position(|l| l.trim() == "^")
+    }
+}
+
+/// The messages of `log`, in its order (`file` as [`header`] takes it); what is no part
+/// of one (lines before the first, the closing count) is left out.
+pub fn messages<'a>(log: &'a str, file: &str) -> Vec<Message<'a>> {
+    let lines: Vec<&str> = log.lines().collect();
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| header(lines[i], file).is_some())
+        .collect();
+    starts
+        .iter()
+        .enumerate()
+        .filter_map(|(n, &start)| {
+            let end = starts.get(n + 1).copied().unwrap_or(lines.len());
+            Some(Message {
+                header: header(lines[start], file)?,
+                lines: (lines[start..end].iter().copied())
+                    .filter(|l| !is_summary(l))
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
 /// `log` with each message once: a message whose first line and quoted source (up to its
 /// caret) an earlier one had is left out, and a last line says how many were. What is no
 /// message (the summary, lines before the first) is kept; a log with nothing said twice
 /// is returned as written.
 pub fn condense(log: &str) -> String {
-    let lines: Vec<&str> = log.lines().collect();
-    let starts: Vec<usize> = (0..lines.len())
-        .filter(|&i| header(lines[i], "").is_some())
-        .collect();
-    let Some(&first) = starts.first() else {
-        return log.to_string();
-    };
-    let mut kept: Vec<&str> = lines[..first].to_vec();
-    let mut summary = Vec::new();
     let mut seen = HashSet::new();
-    let mut left_out = 0;
-    for (n, &start) in starts.iter().enumerate() {
-        let end = starts.get(n + 1).copied().unwrap_or(lines.len());
-        let (message, after): (Vec<&str>, Vec<&str>) =
-            lines[start..end].iter().partition(|l| !is_summary(l));
-        summary.extend(after);
-        let caret = message.iter().position(|l| l.trim() == "^");
-        let said = message[..caret.map_or(1, |c| c + 1)].join("\n");
-        if seen.insert(said) {
-            kept.extend(message);
-        } else {
-            left_out += 1;
-        }
-    }
-    if left_out == 0 {
+    let (kept, repeated): (Vec<Message>, Vec<Message>) =
+        messages(log, "").into_iter().partition(|m| {
+            let said = &m.lines[..m.caret().map_or(1, |c| c + 1)];
+            seen.insert(said.join("\n"))
+        });
+    if repeated.is_empty() {
         return log.to_string();
     }
-    let mut out = kept.join("\n").trim_end().to_string();
+    // What is no message: the lines before the first, and NVRTC's closing count.
+    let before_first = log.lines().take_while(|l| header(l, "").is_none());
+    let summary: Vec<&str> = (log.lines())
+        .skip_while(|l| header(l, "").is_none())
+        .filter(|l| is_summary(l))
+        .collect();
+    let kept_lines = kept.iter().flat_map(|m| m.lines.iter().copied());
+    let mut out = (before_first.chain(kept_lines))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim_end()
+        .to_string();
     if !summary.is_empty() {
         out.push_str("\n\n");
         out.push_str(&summary.join("\n"));
     }
     out.push_str(&format!(
-        "\n({left_out} message(s) left out that said the same again: each of a kernel's entry \
-         points instantiates its body)"
+        "\n({} message(s) left out that said the same again: each of a kernel's entry points \
+         instantiates its body)",
+        repeated.len()
     ));
     out
 }
