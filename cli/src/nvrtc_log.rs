@@ -6,6 +6,8 @@
 //! a diagnostic on that line of the spec, the caret's column underlined; any other message
 //! is about the generated code (an imac bug) and is kept as NVRTC wrote it.
 
+use std::collections::HashSet;
+
 use ima_dsl::ast::Span;
 use ima_dsl::{Diagnostic, Source, ir};
 use ima_runtime::nvrtc_log::{self, Header, note};
@@ -152,12 +154,28 @@ fn span(
     Some(Span::new(start + at, start + at + len))
 }
 
+/// A file's name as it can stand at the start of a message's line: NVRTC writes a path as
+/// it is, so one with a line break would split the message's first line in two.
+fn one_line(name: &str) -> String {
+    name.replace('\n', "\\n").replace('\r', "\\r")
+}
+
 /// The messages of NVRTC's `log` for the CUDA generated from `m`, checked from `source`.
+/// A message about the generated code said again (each entry point instantiates the code
+/// again) is kept once.
 pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
     let braces = braces(source, m);
+    let spec = one_line(&source.name);
+    let mut log = log.to_string();
+    for name in [&source.name, &ima_codegen::cu_file(&source.name)] {
+        if name.contains(['\n', '\r']) {
+            log = log.replace(name.as_str(), &one_line(name));
+        }
+    }
     let mut read = Messages::default();
-    for msg in messages(log, &source.name) {
-        let located = (msg.file == source.name)
+    let mut generated_said = HashSet::new();
+    for msg in messages(&log, &spec) {
+        let located = (msg.file == spec)
             .then(|| span(source, &braces, msg.line, msg.quoted))
             .flatten();
         match located {
@@ -177,7 +195,11 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
                     read.about_spec.push(d);
                 }
             }
-            None => read.about_generated.push(msg.whole),
+            None => {
+                if generated_said.insert((msg.file, msg.line, msg.text.clone(), msg.quoted)) {
+                    read.about_generated.push(msg.whole);
+                }
+            }
         }
     }
     // In the spec's order: NVRTC reports what it cannot parse before what it cannot
@@ -253,6 +275,44 @@ mod tests {
         assert_eq!(
             read.about_generated,
             ["k.cu(2700): error: identifier \"q\" is undefined\n      q = 1;\n      ^"]
+        );
+    }
+
+    /// NVRTC writes a path as it is: where the spec's holds a line break, so do its
+    /// messages' first lines, and a message about a body is placed on the spec all the
+    /// same. A message about the generated code said for two entry points is kept once
+    /// (the file's name written on one line).
+    #[test]
+    fn a_path_with_a_line_break_is_read_whole() {
+        let source = Source::new("a\nb.ima", SPEC);
+        let m = ima_dsl::compile(&source).expect("the spec checks");
+        let generated = |with: &str| {
+            format!(
+                "a\nb.cu(2700): error: identifier \"q\" is undefined\n      q = 1;\n      ^\n          \
+                 detected during instantiation of \"ima_run\" [with I={with}] at line 2690 of a\nb.cu\n\n"
+            )
+        };
+        let log = [
+            "a\nb.ima(5): error: identifier \"z\" is undefined\n   y(i) = z(i);\n          ^\n\n",
+            &generated("int"),
+            &generated("long long"),
+            "2 errors detected in the compilation of \"a\nb.cu\".\n",
+        ]
+        .concat();
+        let read = read(&log, &source, &m);
+        let at: Vec<(usize, usize, &str)> = (read.about_spec.iter())
+            .map(|d| {
+                let (line, col) = source.line_col(d.span.start);
+                (line, col, &source.text[d.span.range()])
+            })
+            .collect();
+        assert_eq!(at, [(5, 19, "z")]);
+        assert_eq!(
+            read.about_generated,
+            [
+                "a\\nb.cu(2700): error: identifier \"q\" is undefined\n      q = 1;\n      ^\n          \
+              detected during instantiation of \"ima_run\" [with I=int] at line 2690 of a\\nb.cu"
+            ]
         );
     }
 

@@ -145,18 +145,24 @@ fn an_overload_s_candidates_are_notes() {
     );
 }
 
-/// A spec under a path with a `\` is checked as any other (the `#line`s escape it) and its
-/// body's error lands on it; one with a `"` is refused by name, not left to ptxas, which
+/// A spec under a path with a `\` or a line break is checked as any other (the `#line`s
+/// escape them) and its body's error lands on it, once (NVRTC's messages then start on
+/// the path's two lines); one with a `"` is refused by name, not left to ptxas, which
 /// reads the path in the PTX, where NVRTC writes it unescaped.
 #[test]
-fn a_spec_path_with_a_backslash_is_checked_and_one_with_a_quote_refused() {
+fn a_spec_path_with_a_backslash_or_line_break_is_checked_and_one_with_a_quote_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = spec_in(&dir.path().join("back\\slash"), UNDECLARED);
-    let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
-    assert_eq!(checked.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&checked.stderr);
-    let expected = format!("error: identifier \"z\" is undefined\n  ┌─ {spec}:6:16\n");
-    assert!(stderr.contains(&expected), "{stderr}");
+    for odd in ["back\\slash", "line\nbreak"] {
+        let spec = spec_in(&dir.path().join(odd), UNDECLARED);
+        let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
+        assert_eq!(checked.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&checked.stderr);
+        let expected = format!("error: identifier \"z\" is undefined\n  ┌─ {spec}:6:16\n");
+        assert!(
+            stderr.contains(&expected) && stderr.matches("identifier \"z\"").count() == 1,
+            "{stderr}"
+        );
+    }
 
     let spec = spec_in(&dir.path().join("we\"ird"), UNDECLARED);
     let refused = imac(&["check", "--arch", "sm_90", &spec]);
