@@ -399,6 +399,12 @@ fn report_nvrtc(
             m.file
         );
     }
+    if messages.stopped {
+        eprintln!(
+            "note: NVRTC stopped there (at its error limit, or at an error it cannot go past); \
+             more may follow once these are fixed"
+        );
+    }
     errors
 }
 

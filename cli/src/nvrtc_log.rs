@@ -8,6 +8,7 @@
 
 use std::collections::HashSet;
 
+use ima_codegen::cuda::{ENTRY_POINTS, EntryPoint, KERNEL_NAMESPACE_PREFIX};
 use ima_dsl::ast::Span;
 use ima_dsl::{Diagnostic, Source, ir};
 use ima_runtime::nvrtc_log::{self, Header, note};
@@ -17,6 +18,9 @@ use ima_runtime::nvrtc_log::{self, Header, note};
 pub struct Messages {
     pub about_spec: Vec<Diagnostic>,
     pub about_generated: Vec<String>,
+    /// Whether NVRTC stopped before the source's end (at its error limit, or at an error
+    /// it cannot go past): more may follow once these are fixed.
+    pub stopped: bool,
 }
 
 /// One message of the log: `FILE(LINE): KIND: TEXT`, then the lines after it up to the
@@ -30,7 +34,20 @@ struct Message<'a> {
     quoted: Option<(&'a str, usize)>,
     /// Its notes' texts (an overload's candidates that did not match).
     notes: Vec<&'a str>,
+    /// The entry point whose instantiation of a body it was said for, as its kernel's name
+    /// and the entry point (NVRTC's `detected during` lines).
+    instantiated_for: Option<(&'a str, EntryPoint)>,
     whole: String,
+}
+
+/// The kernel and entry point an instantiation line names (`instantiation of "void
+/// ima_kernel_k::ima_body(...) [with I=int, IMA_CHECKED=false]" at line 2668 of k.cu`).
+fn instantiated_for(line: &str) -> Option<(&str, EntryPoint)> {
+    let (_, named) = line.split_once(KERNEL_NAMESPACE_PREFIX)?;
+    let (kernel, _) = named.split_once("::")?;
+    let entry =
+        (ENTRY_POINTS.iter()).find(|e| named.contains(&format!("[with {}]", e.template_args())))?;
+    Some((kernel, *entry))
 }
 
 /// The messages of `log` (as the runtime reads them), the spec's read as its file's
@@ -54,6 +71,7 @@ fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
                 .map(|l| l.trim())
                 .filter(|l| !l.is_empty());
             let notes = after.iter().filter_map(|l| note(l)).collect();
+            let instantiated_for = after.iter().find_map(|l| instantiated_for(l));
             let text = std::iter::once(text)
                 .chain(details)
                 .collect::<Vec<_>>()
@@ -68,6 +86,7 @@ fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
                 text,
                 quoted,
                 notes,
+                instantiated_for,
                 whole: m.lines.join("\n").trim_end().to_string(),
             }
         })
@@ -173,6 +192,8 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
         }
     }
     let mut read = Messages::default();
+    // Each diagnostic, with the entry points whose instantiations NVRTC said it for.
+    let mut about_spec: Vec<(Diagnostic, Vec<(&str, EntryPoint)>)> = Vec::new();
     let mut generated_said = HashSet::new();
     for msg in messages(&log, &spec) {
         let located = (msg.file == spec)
@@ -191,9 +212,14 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
                 }
                 // Each entry point instantiates the body again, and NVRTC says it again;
                 // a character it does not know, once a byte.
-                if !read.about_spec.contains(&d) {
-                    read.about_spec.push(d);
-                }
+                let at = match about_spec.iter().position(|(said, _)| *said == d) {
+                    Some(at) => at,
+                    None => {
+                        about_spec.push((d, Vec::new()));
+                        about_spec.len() - 1
+                    }
+                };
+                about_spec[at].1.extend(msg.instantiated_for);
             }
             None => {
                 if generated_said.insert((msg.file, msg.line, msg.text.clone(), msg.quoted)) {
@@ -202,10 +228,57 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
             }
         }
     }
+    read.stopped = log.lines().any(|l| l == nvrtc_log::STOPPED);
+    // Where NVRTC stopped early, an instantiation it did not reach says nothing.
+    read.about_spec = (about_spec.into_iter())
+        .map(|(d, entries)| match only_in(&entries) {
+            Some(only) if !read.stopped => d.with_note(only),
+            _ => d,
+        })
+        .collect();
     // In the spec's order: NVRTC reports what it cannot parse before what it cannot
     // instantiate.
     read.about_spec.sort_by_key(|d| d.span.start);
     read
+}
+
+/// A note on a body's message that NVRTC said for some of its kernel's entry points and
+/// not the others (`entries`): an error that only 64-bit indices make (`I = long long`).
+fn only_in(entries: &[(&str, EntryPoint)]) -> Option<String> {
+    let (kernel, _) = entries.first()?;
+    let mut said: Vec<EntryPoint> = Vec::new();
+    for (_, e) in entries {
+        if !said.contains(e) {
+            said.push(*e);
+        }
+    }
+    if said.len() == ENTRY_POINTS.len() {
+        return None;
+    }
+    said.sort_by_key(|e| ENTRY_POINTS.iter().position(|p| p == e));
+    let names = |entries: &mut dyn Iterator<Item = &EntryPoint>| {
+        entries
+            .map(|e| e.name(kernel))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    let mut shared = Vec::new();
+    if said.iter().all(|e| e.index_type == said[0].index_type) {
+        shared.push(format!("I = {}", said[0].index_type));
+    }
+    if said.iter().all(|e| e.checked == said[0].checked) {
+        shared.push(format!("IMA_CHECKED = {}", said[0].checked));
+    }
+    let with = if shared.is_empty() {
+        String::new()
+    } else {
+        format!(" with {}", shared.join(", "))
+    };
+    Some(format!(
+        "NVRTC says this only of {}, which instantiate the body{with} (not of {})",
+        names(&mut said.iter()),
+        names(&mut ENTRY_POINTS.iter().filter(|e| !said.contains(e)))
+    ))
 }
 
 #[cfg(test)]
@@ -276,6 +349,56 @@ mod tests {
             read.about_generated,
             ["k.cu(2700): error: identifier \"q\" is undefined\n      q = 1;\n      ^"]
         );
+    }
+
+    /// A body's message said for some of its kernel's entry points and not the others
+    /// gets a note naming them; one said for all four, or in a log NVRTC stopped early
+    /// (where it may not have reached the others), none.
+    #[test]
+    fn a_message_some_entry_points_meet_names_them() {
+        let source = Source::new("specs/k.ima", SPEC);
+        let m = ima_dsl::compile(&source).expect("the spec checks");
+        let said = |line: usize, with: &str| {
+            format!(
+                "specs/k.ima({line}): error: e{line}\n          detected during:\n            \
+                 instantiation of \"void ima_kernel_k::ima_body(ima_kernel_k::ima_accessor_x<I, \
+                 IMA_CHECKED>) [with {with}]\" at line 2668 of k.cu\n\n"
+            )
+        };
+        let (i32, i64) = ("I=int, IMA_CHECKED=false", "I=long long, IMA_CHECKED=false");
+        let (i32c, i64c) = ("I=int, IMA_CHECKED=true", "I=long long, IMA_CHECKED=true");
+        let log = [said(5, i32), said(5, i64c), said(6, i32), said(6, i64)]
+            .into_iter()
+            .chain([i32c, i64c].map(|with| said(6, with)))
+            .collect::<String>();
+        let notes = |log: &str| -> Vec<Vec<String>> {
+            (read(log, &source, &m).about_spec.into_iter())
+                .map(|d| d.notes)
+                .collect()
+        };
+        assert_eq!(
+            notes(&log),
+            [
+                vec![
+                    "NVRTC says this only of k_i32 and k_i64_checked, which instantiate the \
+                     body (not of k_i64 and k_i32_checked)"
+                        .to_string()
+                ],
+                vec![]
+            ]
+        );
+        let only_64 = said(5, i64) + &said(5, i64c);
+        assert_eq!(
+            notes(&only_64),
+            [vec![
+                "NVRTC says this only of k_i64 and k_i64_checked, which instantiate the body \
+                 with I = long long (not of k_i32 and k_i32_checked)"
+                    .to_string()
+            ]]
+        );
+        let stopped = only_64 + "Compilation terminated.\n";
+        assert_eq!(notes(&stopped), [Vec::<String>::new()]);
+        assert!(read(&stopped, &source, &m).stopped);
     }
 
     /// NVRTC writes a path as it is: where the spec's holds a line break, so do its

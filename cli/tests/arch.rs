@@ -145,6 +145,46 @@ fn an_overload_s_candidates_are_notes() {
     );
 }
 
+/// An error only 64-bit indices make is said so, with the entry points NVRTC said it of;
+/// one NVRTC cannot go past says that more may follow.
+#[test]
+fn a_body_s_error_only_some_entry_points_meet_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_in(
+        dir.path(),
+        &UNDECLARED.replace("y(i) = z(i);", "const int* p = &i; y(i) = p[0];"),
+    );
+    let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
+    assert_eq!(checked.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "error: a value of type \"const long long *\" cannot be used to initialize an \
+             entity of type \"const int *\"\n  ┌─ {spec}:6:24\n"
+        )) && stderr.contains(
+            "  = note: NVRTC says this only of k_i64 and k_i64_checked, which instantiate the \
+             body with I = long long (not of k_i32 and k_i32_checked)\n"
+        ) && !stderr.contains("NVRTC stopped"),
+        "{stderr}"
+    );
+
+    let spec = spec_in(
+        dir.path(),
+        &UNDECLARED.replace("y(i) = z(i);", "#include \"not_there.h\""),
+    );
+    let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
+    assert_eq!(checked.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    assert!(
+        stderr.contains("error: cannot open source file \"not_there.h\"")
+            && stderr.ends_with(
+                "note: NVRTC stopped there (at its error limit, or at an error it cannot go \
+                 past); more may follow once these are fixed\n"
+            ),
+        "{stderr}"
+    );
+}
+
 /// A spec under a path with a `\` or a line break is checked as any other (the `#line`s
 /// escape them) and its body's error lands on it, once (NVRTC's messages then start on
 /// the path's two lines); one with a `"` is refused by name, not left to ptxas, which

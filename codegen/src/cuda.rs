@@ -13,7 +13,7 @@ use quant::{QuantCu, quant};
 mod names;
 mod quant;
 
-pub use names::{DERIVED_PREFIXES, KERNEL_NAMESPACE_PREFIX};
+pub use names::{DERIVED_PREFIXES, ENTRY_POINTS, EntryPoint, KERNEL_NAMESPACE_PREFIX};
 use names::{accessor_type, kernel_namespace, stride_param, tensor_map_param};
 
 /// `e` as a value of the index type `index` (`I`, `int`, `long long`) where it initialises
@@ -466,15 +466,9 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
 
     let contract = contract_args(k);
     let abi = kernel_contract(m, k);
-    let entries: Vec<Entry> = [
-        ("i32", "int", false),
-        ("i64", "long long", false),
-        ("i32_checked", "int", true),
-        ("i64_checked", "long long", true),
-    ]
-    .into_iter()
-    .map(|(suffix, index_type, checked)| entry(k, &contract, &abi, suffix, index_type, checked))
-    .collect();
+    let entries: Vec<Entry> = (ENTRY_POINTS.iter())
+        .map(|e| entry(k, &contract, &abi, e.suffix, e.index_type, e.checked))
+        .collect();
     let report_extents = report_extents(k, &index, &args);
 
     KernelCu {

@@ -65,11 +65,18 @@ fn parts<'a>(line: &'a str, file: &str) -> Option<(&'a str, usize, &'a str, &'a 
     Some((named, number.parse().ok()?, kind.split(" #").next()?, text))
 }
 
-/// Whether `line` is NVRTC's closing count (`2 errors detected in the compilation of
-/// "k.cu".`), no part of the last message.
+/// Whether `line` is one of NVRTC's closing lines, no part of the last message: its count
+/// (`2 errors detected in the compilation of "k.cu".`), and where it stopped early, `Error
+/// limit reached.` before it and `Compilation terminated.` after.
 pub fn is_summary(line: &str) -> bool {
     line.contains(" detected in the compilation of ")
+        || line == "Error limit reached."
+        || line == STOPPED
 }
+
+/// NVRTC's last line where it stopped before the source's end (at its error limit, or at
+/// an error it cannot go past).
+pub const STOPPED: &str = "Compilation terminated.";
 
 /// A message of the log: its header, and its lines (the header's, then those after it up
 /// to the next message), NVRTC's closing count left out.
@@ -277,6 +284,31 @@ mod tests {
         ]
         .concat();
         assert_eq!(condense(&log), expected);
+    }
+
+    /// Where NVRTC stopped early, its closing lines stay last, though the message they
+    /// follow, said again, is left out.
+    #[test]
+    fn a_stopped_log_keeps_its_closing_lines() {
+        let z = |with: &str| {
+            format!(
+                "k.ima(6): error: identifier \"z\" is undefined\n  y(i) = z(i);\n         ^\n          \
+                 detected during instantiation of \"ima_body [with I={with}]\"\n\n"
+            )
+        };
+        let closing = "Error limit reached.\n2 errors detected in the compilation of \"k.cu\".\nCompilation terminated.";
+        let log = [z("int"), z("long long"), closing.to_string()].concat();
+        assert_eq!(
+            condense(&log),
+            [
+                z("int").trim_end(),
+                "\n\n",
+                closing,
+                "\n(1 message(s) left out that said the same again: each of a kernel's entry \
+                 points instantiates its body)",
+            ]
+            .concat()
+        );
     }
 
     /// A log with no message, or none said twice, is kept as written.
