@@ -309,7 +309,8 @@ fn shape_local(name: &str) -> String {
 /// The body of `NAME_output_shapes(inputs..., params..., output symbols...)`, when every
 /// output's shape follows from those: each symbol from its input's dimension (a quantized
 /// input's `k`, `n` or `group_size`) or, one only outputs carry, from its parameter
-/// ([`output_symbols`]); then each output's physical shape. None for a kernel with an
+/// ([`output_symbols`]); then each output's physical shape, refused where an extent is
+/// negative for the inputs (`_imac.output_shape`). None for a kernel with an
 /// `inout` argument, or none written. (No symbol is named as an argument or param: in an
 /// extent, a param's name is the param, and an argument's an unknown symbol.)
 fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
@@ -327,7 +328,7 @@ fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
             format!("{}.{}", a.name, ["k", "n", "group_size"].get(s.dim)?)
         } else {
             let p = a.stored.iter().position(|&l| l == s.dim)?;
-            format!("{}.shape[{p}]", a.name)
+            format!("_imac.shape_of({})[{p}]", a.name)
         };
         lines.push(format!("{} = {value}", shape_local(&s.name)));
     }
@@ -336,15 +337,29 @@ fn output_shapes(k: &ir::Kernel) -> Option<Vec<String>> {
         .iter()
         .filter(|a| a.role == Role::Out)
         .map(|a| {
-            let dims: Vec<String> = a.physical_dims().map(|d| py_expr(k, &d.expr)).collect();
+            let (dims, texts): (Vec<String>, Vec<String>) = a
+                .physical_dims()
+                .map(|d| (py_expr(k, &d.expr), format!("{:?}", d.text)))
+                .unzip();
+            let tuple = |items: &[String]| {
+                format!(
+                    "({}{})",
+                    items.join(", "),
+                    if items.len() == 1 { "," } else { "" }
+                )
+            };
             format!(
-                "({}{})",
-                dims.join(", "),
-                if dims.len() == 1 { "," } else { "" }
+                "_imac.output_shape(\"kernel {}: argument `{}`\", {}, {}, ContractError)",
+                k.name,
+                a.name,
+                tuple(&dims),
+                tuple(&texts)
             )
         })
         .collect();
-    lines.push(format!("return ({},)", shapes.join(", ")));
+    lines.push("return (".to_string());
+    lines.extend(shapes.iter().map(|s| format!("    {s},")));
+    lines.push(")".to_string());
     Some(lines)
 }
 
@@ -817,7 +832,9 @@ mod tests {
         for line in [
             "def pick_output_shapes(x, scale, NY):",
             "    _s_NY = NY",
-            "    return ((_s_NY,),)",
+            "    return (",
+            "        _imac.output_shape(\"kernel pick: argument `y`\", (_s_NY,), (\"NY\",), ContractError),",
+            "    )",
             "    def _pick_op(x: _torch.Tensor, scale: float, NY: int) -> _torch.Tensor:",
             "        (_s_y,) = pick_output_shapes(x, scale, NY)",
         ] {
@@ -843,7 +860,7 @@ mod tests {
         let start = py.find("def pad_output_shapes(").expect("a shape function");
         let end = start + py[start..].find("\n\n").unwrap();
         let program = format!(
-            "import sys\nsys.path.insert(0, {:?})\nimport _imac\n\nclass Tensor:\n    def __init__(self, *shape):\n        self.shape = shape\n\n{}\n\nprint(pad_output_shapes(Tensor(3), Tensor(5)))\n",
+            "import sys\nsys.path.insert(0, {:?})\nimport _imac\nContractError = ValueError\n\nclass Tensor:\n    def __init__(self, *shape):\n        self.shape = shape\n\n{}\n\nprint(pad_output_shapes(Tensor(3), Tensor(5)))\n",
             concat!(env!("CARGO_MANIFEST_DIR"), "/templates/python"),
             &py[start..end]
         );

@@ -30,13 +30,19 @@ pub enum CheckedMode {
 }
 
 impl CheckedMode {
-    /// `IMA_CHECKED=1` (or `wait`) and `IMA_CHECKED=deferred`, read once per process.
+    /// `IMA_CHECKED=1` (or `wait`) and `IMA_CHECKED=deferred`, read once per process
+    /// ([`crate::env_mode::checked_mode`] has every spelling).
     pub(crate) fn from_env() -> CheckedMode {
         static CHECKED: OnceLock<CheckedMode> = OnceLock::new();
-        *CHECKED.get_or_init(|| match std::env::var("IMA_CHECKED").as_deref() {
-            Ok("1" | "wait") => CheckedMode::Wait,
-            Ok("deferred") => CheckedMode::Deferred,
-            _ => CheckedMode::Off,
+        *CHECKED.get_or_init(|| {
+            crate::env_mode::read(
+                "IMA_CHECKED",
+                std::env::var_os("IMA_CHECKED"),
+                crate::env_mode::checked_mode,
+                CheckedMode::Off,
+                CheckedMode::Wait,
+                "1 (or wait), deferred or 0",
+            )
         })
     }
 

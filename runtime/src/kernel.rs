@@ -71,10 +71,20 @@ pub enum Launched {
     Skipped,
 }
 
-/// `IMA_SYNC=1`, read once per process.
+/// `IMA_SYNC=1`, read once per process ([`crate::env_mode::switch`] has every spelling).
 fn sync_from_env() -> bool {
     static SYNC: OnceLock<bool> = OnceLock::new();
-    *SYNC.get_or_init(|| std::env::var_os("IMA_SYNC").is_some_and(|v| v == "1"))
+    *SYNC.get_or_init(|| {
+        let value = std::env::var_os("IMA_SYNC");
+        crate::env_mode::read(
+            "IMA_SYNC",
+            value,
+            crate::env_mode::switch,
+            false,
+            true,
+            "1 or 0",
+        )
+    })
 }
 
 /// One entry point, with the dynamic shared memory it is currently allowed.

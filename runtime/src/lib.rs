@@ -26,6 +26,7 @@ mod device_id;
 pub mod doctor;
 mod dyn_tensor;
 mod element;
+pub mod env_mode;
 pub mod error;
 pub mod graph;
 mod index_value;

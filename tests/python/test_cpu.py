@@ -135,7 +135,9 @@ def test_refuses_a_param_it_would_change():
                                     "typestr": "<f4", "version": 3}
 
     for eps, text in [(True, "param `eps` takes f32, not a bool"),
-                      (1e40, "param `eps` takes f32, and 1e40 is past its range")]:
+                      (1e40, "param `eps` takes f32, and 1e40 is outside its range"),
+                      # Below f32's least magnitude, it would be 0: a division by zero.
+                      (1e-50, "param `eps` takes f32, and 1e-50 is outside its range")]:
         try:
             rk.rms_norm(Empty(), Empty(), Empty(), eps)
         except rk.ContractError as e:
@@ -296,15 +298,187 @@ def test_a_quant_kernel_refuses_another_format_before_the_gpu():
 
 
 def test_modes_are_settable_without_a_gpu():
-    rk.set_checked("deferred")
-    rk.set_checked("off")
+    # Spelled as IMA_CHECKED may be.
+    for mode in ("deferred", "on", "wait", "1", "TRUE", "off"):
+        rk.set_checked(mode)
     rk.set_sync(False)
     try:
         rk.set_checked("sometimes")
     except ValueError as e:
-        assert "off, wait or deferred" in str(e)
+        assert str(e) == 'checked mode "sometimes": off, wait (or on) or deferred', str(e)
     else:
         raise AssertionError("accepted")
+
+
+class Cai:
+    """A `__cuda_array_interface__` producer; by default an empty f32 array at address 0,
+    which a call describes without asking the driver."""
+
+    def __init__(self, **fields):
+        self.__cuda_array_interface__ = dict(
+            {"data": (0, False), "shape": (0, 8), "strides": None, "typestr": "<f4", "version": 3}, **fields
+        )
+
+
+def refused(call, text):
+    try:
+        call()
+    except rk.ContractError as e:
+        assert str(e) == text, str(e)
+    else:
+        raise AssertionError(f"accepted, expected: {text}")
+
+
+def test_refuses_a_malformed_cuda_array_interface_by_the_argument():
+    # Each refused naming the argument, before the driver is asked anything; none as
+    # Python's own TypeError or OverflowError from deep inside.
+    what = "kernel rms_norm: argument `x` has __cuda_array_interface__"
+    expected_address = "expected (address, read_only)"
+    for fields, text in [
+        ({"data": None}, f"data None, {expected_address}"),
+        ({"data": (0,)}, f"data (0,), {expected_address}"),
+        ({"data": (None, False)}, f"data (None, False), {expected_address}"),
+        ({"data": (-16, False)}, f"data (-16, False), {expected_address}"),
+        ({"data": (1 << 64, False)}, f"data ({1 << 64}, False), {expected_address}"),
+        ({"shape": (-1, 8)}, "shape (-1, 8), expected a tuple of extents"),
+        ({"shape": (4.9, 8)}, "shape (4.9, 8), expected a tuple of extents"),
+        ({"shape": (True, 8)}, "shape (True, 8), expected a tuple of extents"),
+        ({"shape": ("3", "8")}, "shape ('3', '8'), expected a tuple of extents"),
+        ({"shape": [0, 8]}, "shape [0, 8], expected a tuple of extents"),
+        ({"strides": ("32", "4")}, "strides ('32', '4'), expected a tuple of 2 byte strides"),
+        ({"strides": (32.0, 4.0)}, "strides (32.0, 4.0), expected a tuple of 2 byte strides"),
+        ({"strides": (4,)}, "strides (4,), expected a tuple of 2 byte strides"),
+        ({"stream": 1 << 64}, f"stream {1 << 64}, expected None, 1 (the legacy default stream), 2 (the "
+         "per-thread default stream) or a cudaStream_t (0 is disallowed by the interface: it is ambiguous)"),
+    ]:
+        refused(lambda: rk.rms_norm(Cai(**fields), Cai(), Cai(), 1e-6), f"{what} {text}")
+    refused(
+        lambda: rk.rms_norm(Cai(typestr=["<f4"]), Cai(), Cai(), 1e-6),
+        "kernel rms_norm: argument `x` has typestr ['<f4'], which imac does not know",
+    )
+
+    class NotADict:
+        __cuda_array_interface__ = [("shape", (0,))]
+
+    refused(
+        lambda: rk.rms_norm(NotADict(), Cai(), Cai(), 1e-6),
+        "kernel rms_norm: argument `x` has a __cuda_array_interface__ that is a list, not a dict",
+    )
+    # Extents through __index__ (numpy's integers) are extents.
+    class Index:
+        def __index__(self):
+            return 0
+
+    assert _imac.describe_cai("x", Cai(shape=(Index(), 8)).__cuda_array_interface__, ValueError)[2] == (0, 8)
+
+
+def test_a_zero_size_array_is_on_no_device():
+    # Its address is 0, which names no device: described with none, it takes the launch's
+    # (the first argument's that has one), instead of device 0's.
+    assert _imac.describe_cai("x", Cai().__cuda_array_interface__, ValueError, lambda p: 1)[4] is None
+    assert _imac.describe_cai("x", Cai(data=(0x1000, False), shape=(2, 8)).__cuda_array_interface__,
+                              ValueError, lambda p: 1)[4] == 1
+
+
+def test_a_dlpack_producer_needs_torch_and_cuda_memory():
+    class Host:
+        def __dlpack__(self, stream=None):
+            raise AssertionError("not asked without torch")
+
+    # In a process where torch cannot be imported.
+    script = """
+import sys
+sys.modules["torch"] = None
+import rmsnorm_kernels as rk
+from test_cpu import Cai
+
+class Host:
+    def __dlpack__(self, stream=None):
+        raise AssertionError("not asked without torch")
+
+try:
+    rk.rms_norm(Host(), Cai(), Cai(), 1e-6)
+except rk.ContractError as e:
+    print(e)
+"""
+    here = str(pathlib.Path(__file__).parent)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=dict(__import__("os").environ, PYTHONPATH=here + ":" + __import__("os").environ.get("PYTHONPATH", "")))
+    assert out.stdout.strip() == (
+        "kernel rms_norm: argument `x` is a Host read through __dlpack__, which needs torch "
+        "(torch.from_dlpack); install torch, or pass an object with __cuda_array_interface__"
+    ), (out.stdout, out.stderr)
+
+    # Through a torch whose from_dlpack gives host memory (a numpy array's, a CPU tensor's).
+    class Device:
+        type = "cpu"
+
+        def __str__(self):
+            return "cpu"
+
+    class Torch:
+        @staticmethod
+        def from_dlpack(t):
+            return type("Tensor", (), {"device": Device()})()
+
+    import types
+    saved = sys.modules.get("torch")
+    sys.modules["torch"] = types.SimpleNamespace(from_dlpack=Torch.from_dlpack)
+    try:
+        _imac.foreign(Host(), "kernel rms_norm: argument `x`", rk.ContractError, None)
+    except rk.ContractError as e:
+        assert str(e) == "kernel rms_norm: argument `x` is a Host whose memory is on cpu, not a CUDA device", str(e)
+    else:
+        raise AssertionError("host memory accepted")
+    finally:
+        if saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved
+
+
+def test_an_interface_without_a_typestr_imac_knows_goes_through_dlpack():
+    # bf16 and fp8 have no typestr: a producer with both protocols is read through DLPack.
+    class Both:
+        __cuda_array_interface__ = {"data": (0x1000, False), "shape": (4,), "typestr": "<V2", "version": 3}
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("from_dlpack is the fake's")
+
+    import types
+    saved = sys.modules.get("torch")
+    marker = type("Tensor", (), {"device": types.SimpleNamespace(type="cuda")})()
+    sys.modules["torch"] = types.SimpleNamespace(from_dlpack=lambda t: marker)
+    try:
+        assert _imac.foreign(Both(), "x", rk.ContractError, None) is marker
+    finally:
+        if saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved
+
+
+def test_output_shapes_read_an_interface_s_shape():
+    assert rk.rms_norm_output_shapes(Cai(shape=(7, 64)), Cai(shape=(64,)), 1e-6) == ((7, 64),)
+
+
+def test_an_output_extent_negative_for_the_inputs_is_refused():
+    # What NAME_output_shapes returns through (an extent `B1 - 1` with no offsets given):
+    # refused by the spec's text, where torch would refuse the allocation without it.
+    refused(
+        lambda: _imac.output_shape("kernel k: argument `y`", (-1, 4), ("B1 - 1", "D"), rk.ContractError),
+        "kernel k: argument `y` has extent B1 - 1 = -1 for these inputs: the spec's constraints do not hold",
+    )
+    assert _imac.output_shape("y", (0, 4), ("B1 - 1", "D"), rk.ContractError) == (0, 4)
+
+
+def test_quant_weight_numbers_are_ints():
+    parts = dict(qweight=Shaped(16, 96), qzeros=Shaped(4, 12), scales=Shaped(4, 96))
+    quant_refused("group_size is True, not an int", "gptq", group_size=True, **parts)
+    quant_refused("group_size is 32.0, not an int", "gptq", group_size=32.0, **parts)
+    quant_refused("k is True, not an int", "gptq", group_size=32, k=True, **parts)
+    quant_refused("qweight has shape (-16, 96), not extents", "gptq", group_size=32,
+                  **dict(parts, qweight=Shaped(-16, 96)))
 
 
 if __name__ == "__main__":

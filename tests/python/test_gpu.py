@@ -692,6 +692,14 @@ def test_a_call_on_another_device_launches_there():
         __cuda_array_interface__ = dict(y1.__cuda_array_interface__, version=3, stream=side.cuda_stream)
 
     refused(sk.affine_view, torch.randn(4, 8, device=dev), Cai(), 1.0, 0.0, contains=("argument y: on ",))
+    # A zero-size interface array, whose address (0) is on no device, first: the call
+    # takes the next argument's device, cuda:1, and skips the empty launch, where device 0
+    # once was taken and the table refused for being on cuda:1.
+    class NoIds:
+        __cuda_array_interface__ = {"data": (0, False), "shape": (0,), "typestr": "<i4", "version": 3}
+
+    table = torch.randn(16, 64, device=d1, dtype=torch.bfloat16)
+    assert ik.embedding(NoIds(), table, torch.empty(0, 64, device=d1, dtype=torch.bfloat16)) is None
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ library at import time, so that its pure parts (describing an array, evaluating 
 work and are tested without torch. torch tensors are read by the native module.
 """
 
+import operator
+
 # `__cuda_array_interface__` type strings (little-endian), as the spec names them.
 TYPESTRS = {
     "<f2": "f16",
@@ -31,23 +33,49 @@ def foreign(t, what, error, pointer_device):
     """What the native launch needs of `t`, a device array that is not a torch tensor
     (`what` names it in messages, `kernel K: argument `x``): a torch tensor over a
     `__dlpack__` producer's memory, or for a `__cuda_array_interface__` the tuple
-    (address of the first element, dtype, shape, strides in elements, device ordinal,
-    the producer's stream or None).
+    (address of the first element, dtype, shape, strides in elements, device ordinal or
+    None, the producer's stream or None, read-only). An interface whose typestr imac does
+    not know (bf16 and fp8 have none) is read through the producer's `__dlpack__` where it
+    has one.
     Raises `error` (ContractError) for what is not device memory imac knows."""
     cai = getattr(t, "__cuda_array_interface__", None)
-    if cai is not None:
+    dlpack = hasattr(t, "__dlpack__")
+    if cai is not None and not (dlpack and isinstance(cai, dict) and cai.get("typestr") not in TYPESTRS):
         return describe_cai(what, cai, error, pointer_device)
-    if hasattr(t, "__dlpack__"):
-        import torch
-
+    if dlpack:
+        try:
+            import torch
+        except ImportError:
+            raise error(
+                f"{what} is a {type(t).__name__} read through __dlpack__, which needs torch "
+                f"(torch.from_dlpack); install torch, or pass an object with "
+                f"__cuda_array_interface__"
+            ) from None
         # torch.from_dlpack passes torch.cuda.current_stream of the producer's device to
         # `__dlpack__(stream=...)` (1 for the legacy default stream), the stream the call
         # launches on: the producer orders its pending work before it, as DLPack asks.
-        return torch.from_dlpack(t)
+        tensor = torch.from_dlpack(t)
+        if tensor.device.type != "cuda":
+            raise error(
+                f"{what} is a {type(t).__name__} whose memory is on {tensor.device}, not a CUDA "
+                f"device"
+            )
+        return tensor
     raise error(
         f"{what} is a {type(t).__name__}, not a device tensor "
         f"(a torch.Tensor, or an object with __cuda_array_interface__ or __dlpack__)"
     )
+
+
+def whole(n):
+    """`n` as an int where it is one (an int, or what says it is one through `__index__`,
+    as numpy's integers do), else None: a float, a bool or a string is no extent."""
+    if isinstance(n, bool):
+        return None
+    try:
+        return operator.index(n)
+    except TypeError:
+        return None
 
 
 def describe_cai(what, cai, error, pointer_device=None):
@@ -56,18 +84,32 @@ def describe_cai(what, cai, error, pointer_device=None):
     wait for the work on the producer's `stream` (v3: 1 the legacy default stream, 2 the
     per-thread default stream, another integer a `cudaStream_t`, None or absent: nothing
     to wait for). The last item says whether the producer marked the data read-only,
-    which the native side refuses for an argument the kernel writes."""
+    which the native side refuses for an argument the kernel writes. A zero-size array's
+    `data` is 0, on no device: it is given none, and takes the launch's."""
+    if not isinstance(cai, dict):
+        raise error(f"{what} has a __cuda_array_interface__ that is a {type(cai).__name__}, not a dict")
     for key in ("typestr", "data", "shape"):
         if key not in cai:
             raise error(f"{what} has a __cuda_array_interface__ without {key!r}")
     if cai.get("mask") is not None:
         raise error(f"{what} has a __cuda_array_interface__ mask: imac reads every element, masked or not")
-    dtype = TYPESTRS.get(cai["typestr"])
+    typestr = cai["typestr"]
+    dtype = TYPESTRS.get(typestr) if isinstance(typestr, str) else None
     if dtype is None:
-        raise error(f"{what} has typestr {cai['typestr']!r}, which imac does not know")
+        raise error(f"{what} has typestr {typestr!r}, which imac does not know")
     size = SIZES[dtype]
-    ptr, readonly = cai["data"]
-    shape = tuple(int(n) for n in cai["shape"])
+    data = cai["data"]
+    ptr = whole(data[0]) if isinstance(data, tuple) and len(data) == 2 else None
+    if ptr is None or ptr < 0 or ptr >= 1 << 64:
+        raise error(
+            f"{what} has __cuda_array_interface__ data {data!r}, expected (address, read_only)"
+        )
+    readonly = bool(data[1])
+    shape = cai["shape"]
+    extents = tuple(whole(n) for n in shape) if isinstance(shape, tuple) else (None,)
+    if any(n is None or n < 0 for n in extents):
+        raise error(f"{what} has __cuda_array_interface__ shape {shape!r}, expected a tuple of extents")
+    shape = extents
     if cai.get("strides") is None:
         strides, acc = [], 1
         for n in reversed(shape):
@@ -75,19 +117,46 @@ def describe_cai(what, cai, error, pointer_device=None):
             acc *= max(n, 1)
         strides = tuple(reversed(strides))
     else:
-        if any(s % size for s in cai["strides"]):
-            raise error(f"{what} has strides {tuple(cai['strides'])} bytes, not whole {dtype} elements")
-        strides = tuple(s // size for s in cai["strides"])
+        given = cai["strides"]
+        steps = tuple(whole(b) for b in given) if isinstance(given, tuple) else (None,)
+        if len(steps) != len(shape) or None in steps:
+            raise error(
+                f"{what} has __cuda_array_interface__ strides {given!r}, expected a tuple of "
+                f"{len(shape)} byte strides"
+            )
+        if any(b % size for b in steps):
+            raise error(f"{what} has strides {steps} bytes, not whole {dtype} elements")
+        strides = tuple(b // size for b in steps)
     stream = cai.get("stream")
     # bool is an int to Python, and no stream handle.
-    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int) or stream <= 0):
+    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int) or not 0 < stream < 1 << 64):
         raise error(
             f"{what} has __cuda_array_interface__ stream {stream!r}, expected None, 1 (the "
             f"legacy default stream), 2 (the per-thread default stream) or a cudaStream_t "
             f"(0 is disallowed by the interface: it is ambiguous)"
         )
-    device = pointer_device(ptr) if pointer_device is not None and ptr else 0
-    return (ptr, dtype, shape, strides, device, stream, bool(readonly))
+    device = None if ptr == 0 else pointer_device(ptr) if pointer_device is not None else 0
+    return (ptr, dtype, shape, strides, device, stream, readonly)
+
+
+def shape_of(t):
+    """The shape of a device array: its `shape` (a torch tensor, a CuPy array), else its
+    `__cuda_array_interface__`'s."""
+    s = getattr(t, "shape", None)
+    if s is None:
+        s = t.__cuda_array_interface__["shape"]
+    return tuple(s)
+
+
+def output_shape(what, dims, extents, error):
+    """An output's shape, `dims`, as a kernel's `NAME_output_shapes` computes it from the
+    inputs: refused where an extent (`extents`, as the spec writes them) is negative for
+    them, which no launch's constraints allow and torch would refuse to allocate without
+    a word of the spec. (A symbolic extent, under torch.compile, is left to the launch.)"""
+    for n, extent in zip(dims, extents):
+        if isinstance(n, int) and n < 0:
+            raise error(f"{what} has extent {extent} = {n} for these inputs: the spec's constraints do not hold")
+    return dims
 
 
 class QuantWeight:
@@ -118,20 +187,29 @@ class QuantWeight:
     __slots__ = ("format", "qweight", "qzeros", "scales", "g_idx", "k", "n", "group_size")
 
     def __init__(self, format, *, qweight, scales, group_size, qzeros=None, g_idx=None, k=None):
-        from . import _native
+        from . import ContractError, _native
 
-        def shape(t):
-            # A torch tensor or CuPy array has `shape`; a bare CUDA Array Interface
-            # producer has it in its dict.
+        def shape(part, t):
             if t is None:
                 return None
-            s = getattr(t, "shape", None)
-            if s is None:
-                s = t.__cuda_array_interface__["shape"]
-            return tuple(int(n) for n in s)
+            dims = tuple(whole(n) for n in shape_of(t))
+            if any(n is None or n < 0 for n in dims):
+                raise ContractError(f"{part} has shape {shape_of(t)!r}, not extents")
+            return dims
+
+        def number(name, n):
+            if n is not None and whole(n) is None:
+                raise ContractError(f"{name} is {n!r}, not an int")
+            return n if n is None else whole(n)
 
         self.k, self.n, self.group_size = _native.quant_dims(
-            format, shape(qweight), shape(qzeros), shape(scales), shape(g_idx), group_size, k
+            format,
+            shape("qweight", qweight),
+            shape("qzeros", qzeros),
+            shape("scales", scales),
+            shape("g_idx", g_idx),
+            number("group_size", group_size),
+            number("k", k),
         )
         self.format = format
         self.qweight, self.qzeros, self.scales, self.g_idx = qweight, qzeros, scales, g_idx

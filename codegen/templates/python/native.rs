@@ -133,18 +133,18 @@ struct Modes {
 }
 
 static LOADED: Mutex<Vec<(usize, Arc<Loaded>)>> = Mutex::new(Vec::new());
+static CONTEXTS: Mutex<Vec<(usize, Arc<CudaContext>)>> = Mutex::new(Vec::new());
 static MODES: Mutex<Modes> = Mutex::new(Modes {
     checked: None,
     sync: None,
 });
 
-/// The device's primary context (retained, as the CUDA runtime and PyTorch use it; never
-/// a context of its own), with every kernel loaded: from the SASS or PTX shipped for its
-/// architecture, else compiled with NVRTC the first time.
-fn loaded(ordinal: usize) -> Result<Arc<Loaded>, ima::Error> {
-    let mut all = LOADED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, l)) = all.iter().find(|(o, _)| *o == ordinal) {
-        return Ok(l.clone());
+/// The device's primary context, retained (as the CUDA runtime and PyTorch use it; never
+/// a context of its own) the first time it is asked for.
+fn context(ordinal: usize) -> Result<Arc<CudaContext>, ima::Error> {
+    let mut all = CONTEXTS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, ctx)) = all.iter().find(|(o, _)| *o == ordinal) {
+        return Ok(ctx.clone());
     }
     if !ima::driver_present() {
         return Err(ima::Error::NoDriver);
@@ -153,6 +153,18 @@ fn loaded(ordinal: usize) -> Result<Arc<Loaded>, ima::Error> {
         what: format!("retaining the primary context of device {ordinal}"),
         source,
     })?;
+    all.push((ordinal, ctx.clone()));
+    Ok(ctx)
+}
+
+/// The device's primary context ([`context`]) with every kernel loaded: from the SASS or
+/// PTX shipped for its architecture, else compiled with NVRTC the first time.
+fn loaded(ordinal: usize) -> Result<Arc<Loaded>, ima::Error> {
+    let mut all = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, l)) = all.iter().find(|(o, _)| *o == ordinal) {
+        return Ok(l.clone());
+    }
+    let ctx = context(ordinal)?;
     let module =
         crate::runtime::Module::compile(&ctx, crate::stubs::SPEC_FILE, crate::stubs::CUDA_SOURCE)?;
     let kernels = KERNELS
@@ -194,7 +206,9 @@ struct Desc {
     dtype: ima::DType,
     shape: Vec<usize>,
     strides: Vec<isize>,
-    device: usize,
+    /// None for a zero-size `__cuda_array_interface__` array, whose address (0) is on no
+    /// device: it takes the launch's.
+    device: Option<usize>,
     wait: Option<Wait>,
     /// A `__cuda_array_interface__` whose producer marked its data read-only.
     readonly: bool,
@@ -219,12 +233,12 @@ enum Part {
     Logical {
         dims: [usize; 3],
         dtype: ima::DType,
-        device: usize,
+        device: Option<usize>,
     },
 }
 
 impl Part {
-    fn device(&self) -> usize {
+    fn device(&self) -> Option<usize> {
         match self {
             Part::Tensor(d) => d.device,
             Part::Logical { device, .. } => *device,
@@ -297,7 +311,9 @@ fn describe_any<'py>(t: &Bound<'py, PyAny>, what: &Who<'_>, keep: &mut Keep<'py>
     if let Some(torch) = torch.filter(|torch| described.is_instance(torch.tensor.bind(py)).unwrap_or(false)) {
         // A DLPack producer's memory, seen as a torch tensor that does not own it: the
         // producer ordered its work before the launch stream (`__dlpack__(stream=...)`,
-        // from `torch.from_dlpack`) and keeps the memory allocated while it lives.
+        // from `torch.from_dlpack`) and keeps the memory allocated while it lives; the
+        // tensor, which holds the producer's export, is kept as long.
+        keep.foreign.push(described.clone());
         return describe_torch(&described, torch, what);
     }
     let (ptr, dtype, shape, strides, device, stream, readonly): (
@@ -305,10 +321,16 @@ fn describe_any<'py>(t: &Bound<'py, PyAny>, what: &Who<'_>, keep: &mut Keep<'py>
         String,
         Vec<usize>,
         Vec<isize>,
-        usize,
+        Option<usize>,
         Option<usize>,
         bool,
-    ) = described.extract()?;
+    ) = described.extract().map_err(|e| {
+        // A tensor from `__dlpack__` where torch cannot launch (built without CUDA).
+        ContractError::new_err(format!(
+            "{what} is a {}, which imac cannot launch on: {e}",
+            t.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
+        ))
+    })?;
     let dtype = ima::DType::parse(&dtype).ok_or_else(|| {
         ContractError::new_err(format!("{what} has dtype {dtype}, which imac does not know"))
     })?;
@@ -358,7 +380,7 @@ fn describe_torch(t: &Bound<'_, PyAny>, torch: &Torch, what: &Who<'_>) -> PyResu
         // A torch extent is never negative; a stride fits isize on every 64-bit host.
         shape: shape.into_iter().map(|n| n as usize).collect(),
         strides: strides.into_iter().map(|s| s as isize).collect(),
-        device: t.call_method0(intern!(py, "get_device"))?.extract()?,
+        device: Some(t.call_method0(intern!(py, "get_device"))?.extract()?),
         wait: None,
         readonly: false,
     })
@@ -447,10 +469,11 @@ fn scalar(p: &ima::Param, v: &Bound<'_, PyAny>, kernel: &str) -> PyResult<ima::S
     Ok(match p.dtype {
         F32 => {
             let x = v.extract::<f64>().map_err(bad)?;
-            // Narrowing: a finite value past f32's range would become an infinity.
-            if x.is_finite() && !(x as f32).is_finite() {
+            // Narrowing: a finite value past f32's range would become an infinity, a
+            // nonzero one below it zero (an `eps` of 1e-50 a division by zero).
+            if x.is_finite() && (!(x as f32).is_finite() || (x != 0.0 && x as f32 == 0.0)) {
                 return Err(ContractError::new_err(format!(
-                    "kernel {kernel}: param `{}` takes f32, and {x:e} is past its range",
+                    "kernel {kernel}: param `{}` takes f32, and {x:e} is outside its range",
                     p.name
                 )));
             }
@@ -539,7 +562,8 @@ impl<'py> Call<'py> {
             .zip(params.iter())
             .map(|(p, v)| scalar(p, &v, c.name))
             .collect::<PyResult<Vec<_>>>()?;
-        let device = parts.first().map_or(0, Part::device);
+        // The first argument's device; a zero-size interface array, on none, takes it.
+        let device = parts.iter().find_map(Part::device).unwrap_or(0);
         let stream = match torch(py)? {
             Some(torch) => torch.raw_stream.bind(py).call1((device,))?.extract()?,
             None => 0,
@@ -573,11 +597,13 @@ impl<'py> Call<'py> {
         let c = self.kernel.contract;
         py.allow_threads(|| {
             let l = loaded(device)?;
+            // An argument on another device is refused by the launch's check, which
+            // needs only that device's context, not the module loaded there.
             let id = |ordinal: usize| -> Result<ima::DeviceId, ima::Error> {
                 let context = if ordinal == device {
                     l.ctx.cu_ctx() as usize
                 } else {
-                    loaded(ordinal)?.ctx.cu_ctx() as usize
+                    context(ordinal)?.cu_ctx() as usize
                 };
                 Ok(ima::DeviceId { ordinal, context })
             };
@@ -592,7 +618,7 @@ impl<'py> Call<'py> {
                     // PyTorch orders that tensor's work on, after a foreign producer's
                     // stream (`wait_for`, or DLPack's `stream` argument).
                     views.push(unsafe {
-                        ima::RawTensor::spanning(d.ptr, d.dtype, &d.shape, &d.strides, id(d.device)?)
+                        ima::RawTensor::spanning(d.ptr, d.dtype, &d.shape, &d.strides, id(d.device.unwrap_or(device))?)
                     }?);
                 }
             }
@@ -600,8 +626,8 @@ impl<'py> Call<'py> {
             let mut args = Vec::with_capacity(parts.len());
             for (p, a) in parts.iter().zip(c.args) {
                 args.push(match p {
-                    Part::Logical { dims, dtype, device } => ima::KernelArg::Logical(
-                        ima::LogicalShape::new(dims[0], dims[1], dims[2], *dtype, id(*device)?),
+                    Part::Logical { dims, dtype, device: on } => ima::KernelArg::Logical(
+                        ima::LogicalShape::new(dims[0], dims[1], dims[2], *dtype, id(on.unwrap_or(device))?),
                     ),
                     Part::Tensor(_) => {
                         let v = views.next().ok_or_else(|| {
@@ -625,7 +651,7 @@ impl<'py> Call<'py> {
             // driver error.
             let mut waited = Vec::new();
             for w in parts.iter().filter_map(|p| match p {
-                Part::Tensor(d) if d.device == device => d.wait.as_ref(),
+                Part::Tensor(d) if d.device.unwrap_or(device) == device => d.wait.as_ref(),
                 Part::Tensor(_) | Part::Logical { .. } => None,
             }) {
                 if !waited.contains(&w.stream) {
@@ -866,19 +892,13 @@ fn pointer_device(ptr: u64) -> PyResult<usize> {
     }
 }
 
-/// Checked mode for every kernel: "off", "wait" (IMA_CHECKED=1) or "deferred".
+/// Checked mode for every kernel: "off", "wait" (IMA_CHECKED=1) or "deferred", spelled as
+/// IMA_CHECKED may be (`ima::env_mode::checked_mode`: "on" is "wait").
 #[pyfunction]
 fn set_checked(mode: &str) -> PyResult<()> {
-    let m = match mode {
-        "off" => ima::CheckedMode::Off,
-        "wait" | "on" => ima::CheckedMode::Wait,
-        "deferred" => ima::CheckedMode::Deferred,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "checked mode {mode:?}: off, wait or deferred"
-            )));
-        }
-    };
+    let m = ima::env_mode::checked_mode(mode).ok_or_else(|| {
+        PyValueError::new_err(format!("checked mode {mode:?}: off, wait (or on) or deferred"))
+    })?;
     MODES.lock().unwrap_or_else(|p| p.into_inner()).checked = Some(m);
     for (_, l) in LOADED.lock().unwrap_or_else(|p| p.into_inner()).iter() {
         l.kernels.iter().for_each(|k| k.set_checked_mode(m));
