@@ -219,7 +219,11 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
                         about_spec.len() - 1
                     }
                 };
-                about_spec[at].1.extend(msg.instantiated_for);
+                // NVRTC says a warning once a place, whichever instantiation it met it in
+                // first (`only_in` reads the errors).
+                if !msg.warning {
+                    about_spec[at].1.extend(msg.instantiated_for);
+                }
             }
             None => {
                 if generated_said.insert((msg.file, msg.line, msg.text.clone(), msg.quoted)) {
@@ -242,8 +246,11 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
     read
 }
 
-/// A note on a body's message that NVRTC said for some of its kernel's entry points and
-/// not the others (`entries`): an error that only 64-bit indices make (`I = long long`).
+/// A note on a body's error that NVRTC said for some of its kernel's entry points and not
+/// the others (`entries`): an error that only 64-bit indices make (`I = long long`). Said
+/// for one only, it is no such error: NVRTC says some errors (a missing `;`) once a place,
+/// in the first instantiation; said for two or three, it says each again, and the others
+/// do not make it.
 fn only_in(entries: &[(&str, EntryPoint)]) -> Option<String> {
     let (kernel, _) = entries.first()?;
     let mut said: Vec<EntryPoint> = Vec::new();
@@ -252,7 +259,7 @@ fn only_in(entries: &[(&str, EntryPoint)]) -> Option<String> {
             said.push(*e);
         }
     }
-    if said.len() == ENTRY_POINTS.len() {
+    if said.len() < 2 || said.len() == ENTRY_POINTS.len() {
         return None;
     }
     said.sort_by_key(|e| ENTRY_POINTS.iter().position(|p| p == e));
@@ -351,8 +358,9 @@ mod tests {
         );
     }
 
-    /// A body's message said for some of its kernel's entry points and not the others
-    /// gets a note naming them; one said for all four, or in a log NVRTC stopped early
+    /// A body's error said for some of its kernel's entry points and not the others gets
+    /// a note naming them; one said for all four or for one (NVRTC says some errors once a
+    /// place), a warning (said once a place), or an error in a log NVRTC stopped early
     /// (where it may not have reached the others), none.
     #[test]
     fn a_message_some_entry_points_meet_names_them() {
@@ -396,6 +404,9 @@ mod tests {
                     .to_string()
             ]]
         );
+        let warned = said(5, i32).replace("error: e5", "warning #550-D: e5");
+        assert_eq!(notes(&warned), [Vec::<String>::new()]);
+        assert_eq!(notes(&said(5, i64)), [Vec::<String>::new()]);
         let stopped = only_64 + "Compilation terminated.\n";
         assert_eq!(notes(&stopped), [Vec::<String>::new()]);
         assert!(read(&stopped, &source, &m).stopped);

@@ -21,6 +21,7 @@ pub use expr::{
     BinOp, Env, EvalError, ExprView, Node, NotConst, apply, eval, eval_const, eval_peak,
 };
 pub use kernel::{
-    Binding, Constraint, EmptyPolicy, Expr, Extent, KernelContract, Launch, Param, Resident, Role,
-    SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox, TmaLayout, ValueContract,
+    Binding, Constraint, EmptyPolicy, Expr, Extent, KernelContract, Launch, MAX_RANK, Param,
+    Resident, Role, SHARED_ALIGN, Scalar, SharedArray, Symbol, TensorArg, TmaBox, TmaLayout,
+    ValueContract,
 };

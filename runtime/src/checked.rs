@@ -9,6 +9,8 @@
 
 use std::sync::OnceLock;
 
+use ima_contract::MAX_RANK;
+
 use crate::contract::KernelContract;
 use crate::error::Error;
 use crate::index_value::{IndexValue, ValueFault};
@@ -89,7 +91,6 @@ const TILE_SHAPE: i32 = 8;
 const TILE_CHUNK: i32 = 9;
 const CLUSTER_RANK: i32 = 10;
 const BEFORE_WAIT: i32 = 11;
-const MAX_RANK: usize = 8;
 
 /// Where each field of `ImaRecord` lies, in bytes: ima.cuh's struct, read here.
 /// `records_layout_matches_the_cuda_struct` compiles that struct for the host and holds

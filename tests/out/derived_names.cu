@@ -179,6 +179,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2907,7 +2908,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 19 "tests/in/derived_names.ima"
 }
-#line 2911 "derived_names.cu"
+#line 2912 "derived_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3273,7 +3274,7 @@ __device__ __forceinline__ void ima_body(
  y(i) = x(i); 
 #line 26 "tests/in/derived_names.ima"
 }
-#line 3277 "derived_names.cu"
+#line 3278 "derived_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3473,7 +3474,7 @@ __device__ __forceinline__ void ima_body(
  ctx(i) = mode(i) + module(i) * on; 
 #line 37 "tests/in/derived_names.ima"
 }
-#line 3477 "derived_names.cu"
+#line 3478 "derived_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -178,6 +178,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2653,7 +2654,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 15 "tests/in/early.ima"
 }
-#line 2657 "early.cu"
+#line 2658 "early.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2852,7 +2853,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 30 "tests/in/early.ima"
 }
-#line 2856 "early.cu"
+#line 2857 "early.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3098,7 +3099,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 46 "tests/in/early.ima"
 }
-#line 3102 "early.cu"
+#line 3103 "early.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

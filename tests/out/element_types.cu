@@ -181,6 +181,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2664,7 +2665,7 @@ __device__ __forceinline__ void ima_body(
  y(i) = float(a(i)) + float(b(i)); 
 #line 10 "tests/in/element_types.ima"
 }
-#line 2668 "element_types.cu"
+#line 2669 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3047,7 +3048,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 33 "tests/in/element_types.ima"
 }
-#line 3051 "element_types.cu"
+#line 3052 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5401,7 +5402,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 73 "tests/in/element_types.ima"
 }
-#line 5405 "element_types.cu"
+#line 5406 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6839,7 +6840,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 111 "tests/in/element_types.ima"
 }
-#line 6843 "element_types.cu"
+#line 6844 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

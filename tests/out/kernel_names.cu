@@ -178,6 +178,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2644,7 +2645,7 @@ __device__ __forceinline__ void ima_body(
  y(i) = x(i) * 0.5f; 
 #line 9 "tests/in/kernel_names.ima"
 }
-#line 2648 "kernel_names.cu"
+#line 2649 "kernel_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2827,7 +2828,7 @@ __device__ __forceinline__ void ima_body(
  y(i) = -x(i); 
 #line 16 "tests/in/kernel_names.ima"
 }
-#line 2831 "kernel_names.cu"
+#line 2832 "kernel_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3010,7 +3011,7 @@ __device__ __forceinline__ void ima_body(
  y(i) = x(i) < 0.f ? 1.f : 0.f; 
 #line 23 "tests/in/kernel_names.ima"
 }
-#line 3014 "kernel_names.cu"
+#line 3015 "kernel_names.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -178,6 +178,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2737,7 +2738,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 17 "tests/in/launch_forms.ima"
 }
-#line 2741 "launch_forms.cu"
+#line 2742 "launch_forms.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2950,7 +2951,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 34 "tests/in/launch_forms.ima"
 }
-#line 2954 "launch_forms.cu"
+#line 2955 "launch_forms.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3107,7 +3108,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 51 "tests/in/launch_forms.ima"
 }
-#line 3111 "launch_forms.cu"
+#line 3112 "launch_forms.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3326,7 +3327,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 62 "tests/in/launch_forms.ima"
 }
-#line 3330 "launch_forms.cu"
+#line 3331 "launch_forms.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -179,6 +179,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2722,7 +2723,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 14 "tests/in/planted_bugs.ima"
 }
-#line 2726 "planted_bugs.cu"
+#line 2727 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3066,7 +3067,7 @@ __device__ __forceinline__ void ima_body(
  y(j, i) = x(j, i); 
 #line 22 "tests/in/planted_bugs.ima"
 }
-#line 3070 "planted_bugs.cu"
+#line 3071 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3364,7 +3365,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 41 "tests/in/planted_bugs.ima"
 }
-#line 3368 "planted_bugs.cu"
+#line 3369 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4140,7 +4141,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.scale(k + G, n)); 
 #line 49 "tests/in/planted_bugs.ima"
 }
-#line 4144 "planted_bugs.cu"
+#line 4145 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4898,7 +4899,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 71 "tests/in/planted_bugs.ima"
 }
-#line 4902 "planted_bugs.cu"
+#line 4903 "planted_bugs.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -178,6 +178,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2718,7 +2719,7 @@ __device__ __forceinline__ void ima_body(
  y(i, j) = x(ids(i)); 
 #line 10 "tests/in/wide_constants.ima"
 }
-#line 2722 "wide_constants.cu"
+#line 2723 "wide_constants.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3002,7 +3003,7 @@ __device__ __forceinline__ void ima_body(
  y(threadIdx.x) = x(threadIdx.x) + s(0); 
 #line 18 "tests/in/wide_constants.ima"
 }
-#line 3006 "wide_constants.cu"
+#line 3007 "wide_constants.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -6,6 +6,7 @@ use super::{CheckError, KernelChecker, Scope};
 use crate::ast::{self, ExprKind, Role, Span};
 use crate::ir;
 use crate::ir::DType;
+use ima_contract::MAX_RANK;
 
 impl KernelChecker<'_> {
     pub(super) fn dtype(&mut self, ident: &ast::Ident) -> Option<DType> {
@@ -51,6 +52,23 @@ impl KernelChecker<'_> {
             .collect()
     }
 
+    /// Refuses an argument or shared array (`what`) of more than [`MAX_RANK`] extents.
+    pub(super) fn rank_fits(
+        &mut self,
+        what: &'static str,
+        name: &ast::Ident,
+        extents: &[ast::Expr],
+    ) {
+        if let (Some(first), Some(last)) = (extents.get(MAX_RANK), extents.last()) {
+            self.error(CheckError::RankTooHigh {
+                what,
+                name: name.name.clone(),
+                rank: extents.len(),
+                span: Span::new(first.span.start, last.span.end),
+            });
+        }
+    }
+
     pub(super) fn tensor(&mut self, t: &ast::TensorArg, scope: &Scope) -> Option<ir::TensorArg> {
         let bits = match t.dtype.name.as_str() {
             "q4" => Some(4),
@@ -81,6 +99,7 @@ impl KernelChecker<'_> {
         };
         // The grammar gives every argument at least one extent: no rank-0 tensors.
         let dims: Vec<Option<ir::Extent>> = scope.extents(&t.extents, self.errors);
+        self.rank_fits("argument", &t.name, &t.extents);
         let stored = match &t.stored {
             None => Some((0..t.extents.len()).collect()),
             Some(order) => self.stored(t, order),

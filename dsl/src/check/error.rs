@@ -11,6 +11,7 @@ use super::scope::Ty;
 use crate::ast::{Role, Span};
 use crate::diag::Diagnostic;
 use crate::ir::DType;
+use ima_contract::MAX_RANK;
 
 /// The most dynamic shared memory one block may use on sm_90 (H100, H200): 227 KiB.
 pub(super) const MAX_SHARED_BYTES: u64 = 227 * 1024;
@@ -180,6 +181,9 @@ check_errors! {
     /// `align(N)` on a shared array other than a power of two from 16 to 1024 (raised by
     /// check/shared.rs).
     SharedAlign { name: String, align: u64, span: Span },
+    /// An argument or shared array of more than `MAX_RANK` dimensions (its extents past
+    /// the last allowed are the span).
+    RankTooHigh { what: &'static str, name: String, rank: usize, span: Span },
 
     // Value contracts (check/values.rs).
     /// `values(...)` on a quantized argument.
@@ -619,6 +623,20 @@ impl CheckError {
                  whole 8-row swizzle periods, at most 256 of them), and its columns 32 to 256 in steps of \
                  32 (boxes of 32 words, 128 bytes)",
             ),
+            RankTooHigh {
+                what,
+                name,
+                rank,
+                span,
+            } => Diagnostic::error(
+                format!("{what} `{name}` has {rank} dimensions, more than {MAX_RANK}"),
+                *span,
+                format!("dimensions past the {MAX_RANK}th"),
+            )
+            .with_help(format!(
+                "a checked launch records a violation's indices and extents, {MAX_RANK} at most: \
+                 merge dimensions (a contiguous pair [A, B] reads as one of A * B)"
+            )),
             SharedAlign { name, align, span } => Diagnostic::error(
                 format!("shared `{name}` asks for align({align})"),
                 *span,

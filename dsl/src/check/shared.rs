@@ -43,6 +43,7 @@ impl<'a> KernelChecker<'a> {
                 names.insert(&sh.name.name, sh.name.span);
                 let dtype = self.dtype(&sh.dtype);
                 let dims: Vec<Option<ir::Extent>> = scope.extents(&sh.extents, self.errors);
+                self.rank_fits("shared array", &sh.name, &sh.extents);
                 let align = match sh.align {
                     None => Some(SHARED_ALIGN as u64),
                     Some((n, span)) if !n.is_power_of_two() || !(16..=1024).contains(&n) => {

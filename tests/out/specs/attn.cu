@@ -179,6 +179,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2727,7 +2728,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 19 "specs/attn.ima"
 }
-#line 2731 "attn.cu"
+#line 2732 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3152,7 +3153,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 52 "specs/attn.ima"
 }
-#line 3156 "attn.cu"
+#line 3157 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3489,7 +3490,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 65 "specs/attn.ima"
 }
-#line 3493 "attn.cu"
+#line 3494 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4124,7 +4125,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 140 "specs/attn.ima"
 }
-#line 4128 "attn.cu"
+#line 4129 "attn.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -179,6 +179,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -3075,7 +3076,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 12 "specs/checkpoint.ima"
 }
-#line 3079 "checkpoint.cu"
+#line 3080 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3930,7 +3931,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 20 "specs/checkpoint.ima"
 }
-#line 3934 "checkpoint.cu"
+#line 3935 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4722,7 +4723,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 28 "specs/checkpoint.ima"
 }
-#line 4726 "checkpoint.cu"
+#line 4727 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5374,7 +5375,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 36 "specs/checkpoint.ima"
 }
-#line 5378 "checkpoint.cu"
+#line 5379 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6110,7 +6111,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 49 "specs/checkpoint.ima"
 }
-#line 6114 "checkpoint.cu"
+#line 6115 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7028,7 +7029,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 62 "specs/checkpoint.ima"
 }
-#line 7032 "checkpoint.cu"
+#line 7033 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7750,7 +7751,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 75 "specs/checkpoint.ima"
 }
-#line 7754 "checkpoint.cu"
+#line 7755 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -8665,7 +8666,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 88 "specs/checkpoint.ima"
 }
-#line 8669 "checkpoint.cu"
+#line 8670 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -9372,7 +9373,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 101 "specs/checkpoint.ima"
 }
-#line 9376 "checkpoint.cu"
+#line 9377 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -179,6 +179,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -3118,7 +3119,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 106 "specs/decode.ima"
 }
-#line 3122 "decode.cu"
+#line 3123 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4017,7 +4018,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 163 "specs/decode.ima"
 }
-#line 4021 "decode.cu"
+#line 4022 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5207,7 +5208,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 202 "specs/decode.ima"
 }
-#line 5211 "decode.cu"
+#line 5212 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6232,7 +6233,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 224 "specs/decode.ima"
 }
-#line 6236 "decode.cu"
+#line 6237 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

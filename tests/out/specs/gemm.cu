@@ -180,6 +180,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -3042,7 +3043,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 65 "specs/gemm.ima"
 }
-#line 3046 "gemm.cu"
+#line 3047 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3760,7 +3761,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 116 "specs/gemm.ima"
 }
-#line 3764 "gemm.cu"
+#line 3765 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4460,7 +4461,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 151 "specs/gemm.ima"
 }
-#line 4464 "gemm.cu"
+#line 4465 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5095,7 +5096,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 184 "specs/gemm.ima"
 }
-#line 5099 "gemm.cu"
+#line 5100 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6275,7 +6276,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 356 "specs/gemm.ima"
 }
-#line 6279 "gemm.cu"
+#line 6280 "gemm.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -180,6 +180,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -3109,7 +3110,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 48 "specs/gemm_tma.ima"
 }
-#line 3113 "gemm_tma.cu"
+#line 3114 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3872,7 +3873,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 84 "specs/gemm_tma.ima"
 }
-#line 3876 "gemm_tma.cu"
+#line 3877 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4774,7 +4775,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 160 "specs/gemm_tma.ima"
 }
-#line 4778 "gemm_tma.cu"
+#line 4779 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5647,7 +5648,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 221 "specs/gemm_tma.ima"
 }
-#line 5651 "gemm_tma.cu"
+#line 5652 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7291,7 +7292,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 366 "specs/gemm_tma.ima"
 }
-#line 7295 "gemm_tma.cu"
+#line 7296 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -9141,7 +9142,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 553 "specs/gemm_tma.ima"
 }
-#line 9145 "gemm_tma.cu"
+#line 9146 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -10893,7 +10894,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 588 "specs/gemm_tma.ima"
 }
-#line 10897 "gemm_tma.cu"
+#line 10898 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -12645,7 +12646,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 622 "specs/gemm_tma.ima"
 }
-#line 12649 "gemm_tma.cu"
+#line 12650 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -180,6 +180,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2854,7 +2855,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 21 "specs/index.ima"
 }
-#line 2858 "index.cu"
+#line 2859 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3549,7 +3550,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 49 "specs/index.ima"
 }
-#line 3553 "index.cu"
+#line 3554 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4100,7 +4101,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 115 "specs/index.ima"
 }
-#line 4104 "index.cu"
+#line 4105 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4515,7 +4516,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 134 "specs/index.ima"
 }
-#line 4519 "index.cu"
+#line 4520 "index.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -179,6 +179,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -3571,7 +3572,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 109 "specs/paged.ima"
 }
-#line 3575 "paged.cu"
+#line 3576 "paged.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5484,7 +5485,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 210 "specs/paged.ima"
 }
-#line 5488 "paged.cu"
+#line 5489 "paged.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -179,6 +179,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -3296,7 +3297,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 28 "specs/quant.ima"
 }
-#line 3300 "quant.cu"
+#line 3301 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4088,7 +4089,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 36 "specs/quant.ima"
 }
-#line 4092 "quant.cu"
+#line 4093 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4757,7 +4758,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 44 "specs/quant.ima"
 }
-#line 4761 "quant.cu"
+#line 4762 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5476,7 +5477,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 68 "specs/quant.ima"
 }
-#line 5480 "quant.cu"
+#line 5481 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6051,7 +6052,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 87 "specs/quant.ima"
 }
-#line 6055 "quant.cu"
+#line 6056 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6369,7 +6370,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 95 "specs/quant.ima"
 }
-#line 6373 "quant.cu"
+#line 6374 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7381,7 +7382,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 216 "specs/quant.ima"
 }
-#line 7385 "quant.cu"
+#line 7386 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -8061,7 +8062,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 229 "specs/quant.ima"
 }
-#line 8065 "quant.cu"
+#line 8066 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -178,6 +178,7 @@ __device__ __forceinline__ constexpr bool ima_gives_extents(int kind) {
 // Keeps a violation as the thread's latest.
 template <typename I, int R>
 __device__ __forceinline__ void ima_note(ImaPending* p, int code, const I (&index)[R]) {
+    static_assert(R <= 8, "a record holds 8 indices: the checker refuses a higher rank (MAX_RANK)");
     p->code = code | (sizeof(I) == 8 ? IMA_WIDE : 0);
 #pragma unroll
     for (int d = 0; d < R; ++d) {
@@ -2697,7 +2698,7 @@ __device__ __forceinline__ void ima_body(
  y(j, i) = x(i, j); 
 #line 8 "specs/transpose.ima"
 }
-#line 2701 "transpose.cu"
+#line 2702 "transpose.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3019,7 +3020,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 31 "specs/transpose.ima"
 }
-#line 3023 "transpose.cu"
+#line 3024 "transpose.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
