@@ -384,6 +384,13 @@ fn report_nvrtc(
             m.file
         );
     }
+    for message in &messages.generated_warnings {
+        eprintln!(
+            "warning: NVRTC, compiling the CUDA generated from {} for {arch}, warns of this in \
+             the generated code, not in a body (imac's to fix):\n{message}",
+            m.file
+        );
+    }
     let in_bodies = messages.about_spec.iter().filter(|d| !d.warning).count();
     let errors = in_bodies + messages.about_generated.len();
     if failed && errors == 0 {

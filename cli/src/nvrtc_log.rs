@@ -17,7 +17,9 @@ use ima_runtime::nvrtc_log::{self, Header, note};
 #[derive(Debug, Default)]
 pub struct Messages {
     pub about_spec: Vec<Diagnostic>,
+    /// Errors in the generated code, and warnings, each once.
     pub about_generated: Vec<String>,
+    pub generated_warnings: Vec<String>,
     /// Whether NVRTC stopped before the source's end (at its error limit, or at an error
     /// it cannot go past): more may follow once these are fixed.
     pub stopped: bool,
@@ -227,7 +229,10 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
             }
             None => {
                 if generated_said.insert((msg.file, msg.line, msg.text.clone(), msg.quoted)) {
-                    read.about_generated.push(msg.whole);
+                    match msg.warning {
+                        false => read.about_generated.push(msg.whole),
+                        true => read.generated_warnings.push(msg.whole),
+                    }
                 }
             }
         }
@@ -299,7 +304,7 @@ mod tests {
     /// line (twice: two entry points instantiate it), one with details before its quote
     /// and a note after,
     /// one per byte of a two-byte character, a warning, a missing `;` at the brace, one
-    /// error in the generated code, and the summary.
+    /// error and one warning in the generated code, and the summary.
     const LOG: &str = concat!(
         "specs/k.ima(5): error: identifier \"z\" is undefined\n   y(i) = z(i);\n          ^\n\n",
         "specs/k.ima(8): error: expected a \";\"\n  }\n  ^\n",
@@ -313,6 +318,7 @@ mod tests {
         "specs/k.ima(7): error: unrecognized token\n          const char* s = \"\u{e9}\";\n                            ^\n\n",
         "specs/k.ima(8): warning #550-D: variable \"v\" was set but never used\n          y(i) = x(i) \n          ^\n\n",
         "k.cu(2700): error: identifier \"q\" is undefined\n      q = 1;\n      ^\n\n",
+        "k.cu(2704): warning #61-D: integer operation result is out of range\n      n = A * A;\n          ^\n\n",
         "3 errors detected in the compilation of \"k.cu\".\n",
     );
 
@@ -355,6 +361,12 @@ mod tests {
         assert_eq!(
             read.about_generated,
             ["k.cu(2700): error: identifier \"q\" is undefined\n      q = 1;\n      ^"]
+        );
+        assert_eq!(
+            read.generated_warnings,
+            [
+                "k.cu(2704): warning #61-D: integer operation result is out of range\n      n = A * A;\n          ^"
+            ]
         );
     }
 

@@ -69,6 +69,30 @@ impl KernelChecker<'_> {
         }
     }
 
+    /// Refuses an argument whose constant extents (`dims`, resolved from `extents`)
+    /// multiply past i64.
+    fn count_fits(
+        &mut self,
+        name: &ast::Ident,
+        extents: &[ast::Expr],
+        dims: &[Option<ir::Extent>],
+    ) {
+        let constant: Vec<(i64, &ast::Expr)> = (dims.iter().zip(extents))
+            .filter_map(|(d, e)| Some((d.as_ref()?.expr.eval_const()?, e)))
+            .collect();
+        let product = (constant.iter()).try_fold(1i64, |p, &(v, _)| p.checked_mul(v));
+        if let (None, Some((_, first)), Some((_, last))) =
+            (product, constant.first(), constant.last())
+        {
+            let texts: Vec<String> = constant.iter().map(|(_, e)| e.to_string()).collect();
+            self.error(CheckError::ElementCountOverflow {
+                arg: name.name.clone(),
+                extents: texts.join(" * "),
+                span: Span::new(first.span.start, last.span.end),
+            });
+        }
+    }
+
     pub(super) fn tensor(&mut self, t: &ast::TensorArg, scope: &Scope) -> Option<ir::TensorArg> {
         let bits = match t.dtype.name.as_str() {
             "q4" => Some(4),
@@ -100,6 +124,7 @@ impl KernelChecker<'_> {
         // The grammar gives every argument at least one extent: no rank-0 tensors.
         let dims: Vec<Option<ir::Extent>> = scope.extents(&t.extents, self.errors);
         self.rank_fits("argument", &t.name, &t.extents);
+        self.count_fits(&t.name, &t.extents, &dims);
         let stored = match &t.stored {
             None => Some((0..t.extents.len()).collect()),
             Some(order) => self.stored(t, order),

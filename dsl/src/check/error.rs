@@ -181,6 +181,9 @@ check_errors! {
     /// `align(N)` on a shared array other than a power of two from 16 to 1024 (raised by
     /// check/shared.rs).
     SharedAlign { name: String, align: u64, span: Span },
+    /// An argument whose constant extents multiply past i64 (its element count, which the
+    /// entry points compute): every launch would be refused, or its count overflow.
+    ElementCountOverflow { arg: String, extents: String, span: Span },
     /// An argument or shared array of more than `MAX_RANK` dimensions (its extents past
     /// the last allowed are the span).
     RankTooHigh { what: &'static str, name: String, rank: usize, span: Span },
@@ -623,6 +626,12 @@ impl CheckError {
                  whole 8-row swizzle periods, at most 256 of them), and its columns 32 to 256 in steps of \
                  32 (boxes of 32 words, 128 bytes)",
             ),
+            ElementCountOverflow { arg, extents, span } => Diagnostic::error(
+                format!("argument `{arg}` has more elements than 64 bits count: {extents} overflows"),
+                *span,
+                "constant extents whose product passes 2^63 - 1",
+            )
+            .with_help("no launch can hold it; the entry points compute the element count in 64 bits"),
             RankTooHigh {
                 what,
                 name,
