@@ -48,6 +48,7 @@ fn generated_crate_builds_offline_outside_the_workspace() {
     let options = CrateOptions {
         runtime: RuntimeDep::Path(root.join("runtime").display().to_string()),
         archs: vec!["sm_90".into()],
+        python: false,
     };
     let mut files = package::crate_files(&module, &text, &options);
     files.extend(package::image_files(&images));

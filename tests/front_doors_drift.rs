@@ -22,13 +22,19 @@ fn attn(name: &str) -> (ir::Module, String) {
 /// A crate generated from `specs/attn.ima` into a temporary folder, claiming PTX for sm_90
 /// that it does not carry when `archs` says so.
 fn generated(archs: &[&str]) -> tempfile::TempDir {
+    generated_as(archs, false)
+}
+
+/// [`generated`], a Python package too where `python`.
+fn generated_as(archs: &[&str], python: bool) -> tempfile::TempDir {
     let (module, text) = attn("specs/attn.ima");
     let options = CrateOptions {
         runtime: RuntimeDep::Version("0.1.0".into()),
         archs: archs.iter().map(|a| a.to_string()).collect(),
+        python,
     };
     let dir = tempfile::tempdir().unwrap();
-    package::write_crate(dir.path(), &package::crate_files(&module, &text, &options)).unwrap();
+    package::write_crate(dir.path(), &package::source_files(&module, &text, &options)).unwrap();
     dir
 }
 
@@ -89,6 +95,28 @@ fn missing_ptx_and_sass_are_drift() {
     );
 }
 
+/// A Python package's crate is compared as one (its stamp says `python`): fresh, it has
+/// not drifted; without a Python file it has; and the command that regenerates it says
+/// `--python`, with its paths quoted for a shell.
+#[test]
+fn a_python_package_is_compared_as_one() {
+    let dir = generated_as(&[], true);
+    let (module, text) = attn("specs/attn.ima");
+    assert_eq!(drifts(dir.path(), &module, &text), []);
+    std::fs::remove_file(dir.path().join("python/attn_kernels/_imac.py")).unwrap();
+    assert_eq!(
+        drifts(dir.path(), &module, &text),
+        [Drift::Missing {
+            path: "python/attn_kernels/_imac.py".into()
+        }]
+    );
+    let report = vendored::check(dir.path(), &module, &text).unwrap();
+    assert_eq!(
+        report.regenerate(Path::new("vendor/it's here")),
+        "imac compile specs/attn.ima -o 'vendor/it'\\''s here' --runtime-version 0.1.0 --python"
+    );
+}
+
 #[test]
 fn a_folder_without_a_stamp_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -106,6 +134,7 @@ fn the_vendored_example_is_up_to_date_with_its_spec() {
         let options = CrateOptions {
             runtime: report.stamp.runtime.clone(),
             archs: report.stamp.archs.clone(),
+            python: report.stamp.python,
         };
         package::write_crate(&dir, &package::crate_files(&module, &text, &options)).unwrap();
         return;

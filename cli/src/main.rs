@@ -307,11 +307,9 @@ fn compile(
     let options = CrateOptions {
         runtime,
         archs: images.iter().map(|i| i.arch.clone()).collect(),
+        python,
     };
-    let mut files = package::crate_files(&module, &text, &options);
-    if python {
-        files = ima_codegen::python::package_files(&module, files, &options);
-    }
+    let mut files = package::source_files(&module, &text, &options);
     files.extend(package::image_files(&images));
     if let Err(e) = package::write_crate(out, &files) {
         eprintln!("error: cannot write {}: {e}", out.display());

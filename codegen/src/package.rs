@@ -18,6 +18,9 @@ pub struct CrateOptions {
     pub runtime: RuntimeDep,
     /// Architectures whose PTX and SASS the crate carries (see [`image_files`]).
     pub archs: Vec<String>,
+    /// The crate is a Python package too (`imac compile --python`,
+    /// [`crate::python::package_files`]).
+    pub python: bool,
 }
 
 /// What the crate carries for one architecture (`imac compile --arch`): the PTX, and the
@@ -77,8 +80,19 @@ pub fn crate_name(m: &ir::Module) -> String {
     format!("{}-kernels", crate::stem(&m.file).replace('_', "-"))
 }
 
+/// Every file `imac compile` writes for `m`, checked from `spec_text`, but the
+/// architectures' images ([`image_files`]): the crate's, made a Python package too where
+/// `options.python`.
+pub fn source_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> Vec<GeneratedFile> {
+    let files = crate_files(m, spec_text, options);
+    match options.python {
+        true => crate::python::package_files(m, files, options),
+        false => files,
+    }
+}
+
 /// Every file of the crate generated from `m`, checked from `spec_text`, except the
-/// architectures' images ([`image_files`]).
+/// architectures' images ([`image_files`]) and the Python package's.
 pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> Vec<GeneratedFile> {
     let name = crate_name(m);
     let cu_file = crate::cu_file(&m.file);
@@ -88,6 +102,7 @@ pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> V
         spec_hash: stamp::hash(spec_text),
         runtime: options.runtime.clone(),
         archs: options.archs.clone(),
+        python: options.python,
     };
     // Askama drops a template's final newline; files end with one.
     let render = |t: &dyn askama::DynTemplate| {
@@ -170,8 +185,30 @@ pub fn image_files(images: &[ArchImage]) -> Vec<GeneratedFile> {
 
 /// Writes the crate under `dir`, leaving files that already hold their contents untouched:
 /// their modification times stay, so cargo does not rebuild a vendored crate that a
-/// recompile left as it was.
+/// recompile left as it was. `dir` is new, empty, or a crate imac wrote (it holds an
+/// `imac.stamp`), whose files that this generation does not write are removed (a
+/// recompile without `--python` or an `--arch` leaves none of theirs behind); a
+/// directory that holds other files is refused, since the crate would replace its
+/// `Cargo.toml`, `README.md` and `src/lib.rs`.
 pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
+    let holds_files = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some());
+    if holds_files && !dir.join(stamp::FILE).is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!(
+                "it holds files and no {}: imac writes a crate into a new or empty directory, \
+                 or one it generated, since the crate replaces Cargo.toml, README.md and \
+                 src/lib.rs",
+                stamp::FILE
+            ),
+        ));
+    }
+    for stale in generated_before(dir)? {
+        let relative = stale.strip_prefix(dir).unwrap_or(&stale);
+        if !files.iter().any(|f| Path::new(&f.path) == relative) {
+            std::fs::remove_file(&stale)?;
+        }
+    }
     for f in files {
         let path = dir.join(&f.path);
         if std::fs::read(&path).is_ok_and(|old| old == f.contents) {
@@ -183,6 +220,55 @@ pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
         std::fs::write(path, &f.contents)?;
     }
     Ok(())
+}
+
+/// The files in `dir` that a generation of its crate may have written and another not:
+/// the Python package's (`pyproject.toml`, `src/python.rs`, `python/*_kernels/`'s), the
+/// images (`src/ptx/`, `src/cubin/`) and the CUDA file (`src/*.cu`, named for the spec).
+/// What imac never writes (Cargo.lock, a build's output, a hand-added file) is not.
+fn generated_before(dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let files_in = |sub: &Path, keep: &dyn Fn(&str) -> bool| -> std::io::Result<Vec<_>> {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            return Ok(Vec::new());
+        };
+        let mut found = Vec::new();
+        for e in entries {
+            let path = e?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_file() && keep(name) {
+                found.push(path);
+            }
+        }
+        Ok(found)
+    };
+    let mut found = Vec::new();
+    found.extend(files_in(Path::new(""), &|n| n == "pyproject.toml")?);
+    found.extend(files_in(Path::new("src"), &|n| {
+        n == "python.rs" || n.ends_with(".cu")
+    })?);
+    found.extend(files_in(Path::new("src/ptx"), &|n| n.ends_with(".ptx"))?);
+    found.extend(files_in(Path::new("src/cubin"), &|n| {
+        n.ends_with(".cubin")
+    })?);
+    if let Ok(packages) = std::fs::read_dir(dir.join("python")) {
+        for p in packages {
+            let package = p?.path();
+            if package
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with("_kernels"))
+            {
+                let python = &|n: &str| {
+                    matches!(n, "__init__.py" | "__init__.pyi" | "_imac.py" | "py.typed")
+                };
+                found.extend(files_in(
+                    package.strip_prefix(dir).unwrap_or(&package),
+                    python,
+                )?);
+            }
+        }
+    }
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -198,6 +284,7 @@ mod tests {
         let options = CrateOptions {
             runtime,
             archs: Vec::new(),
+            python: false,
         };
         let files = crate_files(&module, &source.text, &options);
         let file = files.iter().find(|f| f.path == path).expect("the file");
@@ -255,8 +342,9 @@ mod tests {
     fn an_unchanged_file_keeps_its_modification_time() {
         let dir = tempfile::tempdir().unwrap();
         let file = |contents: &str| GeneratedFile::text("src/lib.rs", contents.into());
+        let stamp = GeneratedFile::text("imac.stamp", String::new());
         let path = dir.path().join("src/lib.rs");
-        write_crate(dir.path(), &[file("a")]).unwrap();
+        write_crate(dir.path(), &[file("a"), stamp.clone()]).unwrap();
         let old = std::time::SystemTime::UNIX_EPOCH;
         std::fs::File::options()
             .write(true)
@@ -264,10 +352,70 @@ mod tests {
             .unwrap()
             .set_modified(old)
             .unwrap();
-        write_crate(dir.path(), &[file("a")]).unwrap();
+        write_crate(dir.path(), &[file("a"), stamp.clone()]).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), old);
-        write_crate(dir.path(), &[file("b")]).unwrap();
+        write_crate(dir.path(), &[file("b"), stamp]).unwrap();
         assert_ne!(std::fs::metadata(&path).unwrap().modified().unwrap(), old);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "b");
+    }
+
+    /// A directory that holds files and no stamp is not written to: the crate would
+    /// replace the user's Cargo.toml.
+    #[test]
+    fn a_directory_imac_did_not_write_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "mine").unwrap();
+        let manifest = GeneratedFile::text("Cargo.toml", "imac's".into());
+        let refused = write_crate(dir.path(), &[manifest]).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .starts_with("it holds files and no imac.stamp"),
+            "{refused}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap(),
+            "mine"
+        );
+    }
+
+    /// A crate written again without its Python package and an architecture keeps none
+    /// of their files, and keeps what imac never writes (a lock file, a hand-added file).
+    #[test]
+    fn what_this_generation_does_not_write_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = |path: &str| GeneratedFile::text(path, path.into());
+        let kept = [
+            "imac.stamp",
+            "Cargo.toml",
+            "src/lib.rs",
+            "src/k.cu",
+            "src/ptx/sm_90.ptx",
+        ];
+        let dropped = [
+            "pyproject.toml",
+            "src/python.rs",
+            "src/old_name.cu",
+            "src/ptx/sm_80.ptx",
+            "src/cubin/sm_80.cubin",
+            "python/k_kernels/__init__.py",
+            "python/k_kernels/_imac.py",
+        ];
+        let all: Vec<GeneratedFile> = kept.iter().chain(&dropped).map(|p| text(p)).collect();
+        write_crate(dir.path(), &all).unwrap();
+        for mine in ["Cargo.lock", "src/extra.rs", "python/k_kernels/notes.txt"] {
+            std::fs::write(dir.path().join(mine), "mine").unwrap();
+        }
+        let now: Vec<GeneratedFile> = kept.iter().map(|p| text(p)).collect();
+        write_crate(dir.path(), &now).unwrap();
+        for path in kept
+            .iter()
+            .chain(&["Cargo.lock", "src/extra.rs", "python/k_kernels/notes.txt"])
+        {
+            assert!(dir.path().join(path).is_file(), "{path} removed");
+        }
+        for path in dropped {
+            assert!(!dir.path().join(path).exists(), "{path} left");
+        }
     }
 }

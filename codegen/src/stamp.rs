@@ -17,6 +17,8 @@ pub struct Stamp {
     pub runtime: RuntimeDep,
     /// Architectures whose PTX the crate carries.
     pub archs: Vec<String>,
+    /// Whether the crate is a Python package too (`--python`); a stamp says so only then.
+    pub python: bool,
 }
 
 /// FNV-1a, 64 bits: stable across platforms and Rust versions, unlike std's hashers.
@@ -40,11 +42,17 @@ impl Stamp {
              spec = {:?}\n\
              spec-hash = {:?}\n\
              {runtime_key} = {runtime:?}\n\
-             arch = {:?}\n",
+             arch = {:?}\n\
+             {}",
             self.imac,
             self.spec,
             self.spec_hash,
             self.archs.join(","),
+            if self.python {
+                "python = \"yes\"\n"
+            } else {
+                ""
+            },
         )
     }
 
@@ -62,6 +70,13 @@ impl Stamp {
                 .ok_or_else(|| format!("line {}: expected `key = \"value\"`", n + 1))?;
             values.insert(key, value);
         }
+        let python = match values.remove("python").as_deref() {
+            None => false,
+            Some("yes") => true,
+            Some(other) => {
+                return Err(format!("`python = {other:?}`: expected \"yes\" or no line"));
+            }
+        };
         let mut take = |key: &str| values.remove(key).ok_or_else(|| format!("no `{key}`"));
         let runtime = match (take("runtime-path"), take("runtime-version")) {
             (Ok(p), _) => RuntimeDep::Path(p),
@@ -78,6 +93,7 @@ impl Stamp {
                 .filter(|a| !a.is_empty())
                 .map(str::to_string)
                 .collect(),
+            python,
         })
     }
 }
@@ -113,8 +129,19 @@ mod tests {
             spec_hash: hash("kernel"),
             runtime: RuntimeDep::Path("../../runtime".into()),
             archs: vec!["sm_80".into(), "sm_90".into()],
+            python: false,
         };
-        assert_eq!(Stamp::parse(&stamp.render()), Ok(stamp));
+        assert_eq!(Stamp::parse(&stamp.render()), Ok(stamp.clone()));
+        let python = Stamp {
+            python: true,
+            ..stamp
+        };
+        assert!(
+            python
+                .render()
+                .ends_with("arch = \"sm_80,sm_90\"\npython = \"yes\"\n")
+        );
+        assert_eq!(Stamp::parse(&python.render()), Ok(python));
     }
 
     #[test]

@@ -47,15 +47,38 @@ impl Report {
     /// The `imac compile` command that regenerates the crate in `dir` as it was generated.
     pub fn regenerate(&self, dir: &Path) -> String {
         let s = &self.stamp;
-        let mut cmd = format!("imac compile {} -o {}", s.spec, dir.display());
+        let dir = dir.display().to_string();
+        let mut cmd = format!(
+            "imac compile {} -o {}",
+            shell_word(&s.spec),
+            shell_word(&dir)
+        );
         match &s.runtime {
-            package::RuntimeDep::Path(p) => cmd.push_str(&format!(" --runtime-path {p}")),
-            package::RuntimeDep::Version(v) => cmd.push_str(&format!(" --runtime-version {v}")),
+            package::RuntimeDep::Path(p) => {
+                cmd.push_str(&format!(" --runtime-path {}", shell_word(p)))
+            }
+            package::RuntimeDep::Version(v) => {
+                cmd.push_str(&format!(" --runtime-version {}", shell_word(v)))
+            }
         }
         if !s.archs.is_empty() {
-            cmd.push_str(&format!(" --arch {}", s.archs.join(",")));
+            cmd.push_str(&format!(" --arch {}", shell_word(&s.archs.join(","))));
+        }
+        if s.python {
+            cmd.push_str(" --python");
         }
         cmd
+    }
+}
+
+/// `word` as a POSIX shell reads it back: as it is where it holds only characters no shell
+/// gives a meaning, else in single quotes (a `'` as `'\''`).
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./,:=+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -84,8 +107,9 @@ pub fn check(dir: &Path, m: &ir::Module, spec_text: &str) -> Result<Report, Stri
     let options = CrateOptions {
         runtime: stamp.runtime.clone(),
         archs: stamp.archs.clone(),
+        python: stamp.python,
     };
-    for f in package::crate_files(&m, spec_text, &options) {
+    for f in package::source_files(&m, spec_text, &options) {
         match std::fs::read(dir.join(&f.path)) {
             Ok(bytes) if bytes == f.contents => {}
             Ok(_) => drifts.push(Drift::Differs { path: f.path }),

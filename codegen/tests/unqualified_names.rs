@@ -8,8 +8,7 @@
 //! could take and the checker would let through: a template that starts using `len`, or
 //! a stub that binds a local `out`, fails here until the lists say so.
 
-use ima_codegen::package::{CrateOptions, GeneratedFile, RuntimeDep, crate_files};
-use ima_codegen::python::package_files;
+use ima_codegen::package::{CrateOptions, GeneratedFile, RuntimeDep, source_files};
 use ima_dsl::ir;
 use ima_dsl::names::{
     self, CUDA_NAMESPACE_CALLS, PYTHON_PACKAGE_NAMES, RUST_MODULE_TYPES, RUST_MODULE_VALUES,
@@ -47,8 +46,9 @@ fn files(m: &ir::Module) -> Vec<GeneratedFile> {
     let options = CrateOptions {
         runtime: RuntimeDep::Version("0.1.0".into()),
         archs: Vec::new(),
+        python: true,
     };
-    package_files(m, crate_files(m, "", &options), &options)
+    source_files(m, "", &options)
 }
 
 fn text<'a>(files: &'a [GeneratedFile], suffix: &str) -> &'a str {
