@@ -55,12 +55,7 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
         .collect();
     for item in &file.items {
         if let ast::Item::Const(c) = item {
-            let declared_below = declared
-                .iter()
-                .filter(|(_, at)| at.start > c.name.span.start)
-                .map(|(&name, &at)| (name, at))
-                .collect();
-            let scope = Scope::consts_only(&consts, declared_below);
+            let scope = Scope::consts_only(&consts, &declared, c.name.span.start);
             // int_expr refuses a value that cannot be evaluated, so one it gives folds.
             let value = scope
                 .int_expr(&c.value, &mut errors)
@@ -323,7 +318,7 @@ impl<'a> KernelChecker<'a> {
             consts: self.consts,
             symbols: symbol_ids,
             params: scope_params,
-            declared_below: HashMap::new(),
+            declared: None,
             guarded: Cell::new(0),
         };
 

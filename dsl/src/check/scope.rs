@@ -71,10 +71,10 @@ pub(super) struct Scope<'a> {
     pub(super) consts: &'a HashMap<String, (i64, Span)>,
     pub(super) symbols: HashMap<&'a str, usize>,
     pub(super) params: HashMap<&'a str, (usize, DType)>,
-    /// While a constant's value is resolved, the constants declared below it (a constant
-    /// sees only those above it): a name among them is reported as used before its
-    /// declaration, not as unknown.
-    pub(super) declared_below: HashMap<&'a str, Span>,
+    /// While a constant's value is resolved, where each constant is declared and where
+    /// the one resolved stands: a name declared below it (a constant sees only those above
+    /// it) is reported as used before its declaration, not as unknown.
+    pub(super) declared: Option<(&'a HashMap<&'a str, Span>, usize)>,
     /// How many `&&` and `||` right operands the expression being resolved is inside: a
     /// launch evaluates those only where the left operand lets it, so a part there that no
     /// launch could evaluate (`G == 0 || K % G == 0` with `const G = 0`) is no error.
@@ -82,16 +82,18 @@ pub(super) struct Scope<'a> {
 }
 
 impl<'a> Scope<'a> {
-    /// The scope of a constant's value: the constants above it, and `declared_below`.
+    /// The scope of the value of a constant declared at byte `at`: the constants above it
+    /// (`consts`), and where every constant is declared (`declared`).
     pub(super) fn consts_only(
         consts: &'a HashMap<String, (i64, Span)>,
-        declared_below: HashMap<&'a str, Span>,
+        declared: &'a HashMap<&'a str, Span>,
+        at: usize,
     ) -> Self {
         Scope {
             consts,
             symbols: HashMap::new(),
             params: HashMap::new(),
-            declared_below,
+            declared: Some((declared, at)),
             guarded: Cell::new(0),
         }
     }
@@ -266,7 +268,9 @@ impl<'a> Scope<'a> {
             });
             return None;
         }
-        errors.push(match self.declared_below.get(n) {
+        let below = (self.declared)
+            .and_then(|(all, here)| all.get(n).filter(|declared| declared.start > here));
+        errors.push(match below {
             Some(&declared) => CheckError::ConstBeforeDeclared {
                 name: n.to_string(),
                 span,
