@@ -187,6 +187,33 @@ fn a_body_s_error_only_some_entry_points_meet_names_them() {
     );
 }
 
+/// A macro one body defines reaches no other kernel's declarations (an `#undef` follows
+/// the body), and a body line that is the generated code's own line marker stays the
+/// body's: the spec compiles, and an error after that line lands on the spec.
+#[test]
+fn a_body_s_macro_and_marker_stay_in_the_body() {
+    let spec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/in/body_directives.ima"
+    );
+    let checked = imac(&["check", "--arch", "sm_90", spec]);
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    assert!(checked.status.success(), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(spec).unwrap();
+    let spec = spec_in(dir.path(), &text.replace("TWICE(x(i))", "TWICE(z(i))"));
+    let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
+    assert_eq!(checked.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    // NVRTC points at the macro the name is inside.
+    let expected = format!("error: identifier \"z\" is undefined\n   ┌─ {spec}:11:16\n");
+    assert!(
+        stderr.contains(&expected) && !stderr.contains("bug of imac's"),
+        "{stderr}"
+    );
+}
+
 /// A spec under a path with a `\` or a line break is checked as any other (the `#line`s
 /// escape them) and its body's error lands on it, once (NVRTC's messages then start on
 /// the path's two lines); one with a `"` is refused by name, not left to ptxas, which

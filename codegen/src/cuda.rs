@@ -110,7 +110,12 @@ struct KernelCu {
     launch: LaunchCu,
     body_params: String,
     body_line: usize,
+    /// The body as written, but a line that is [`RESUME_LINE`] itself, which takes a space
+    /// after it so that `resume_lines` leaves it alone.
     body: String,
+    /// The macros the body `#define`s, undefined after it: they would reach the next
+    /// kernel's declarations (a body's `#define D 8` made another's extent `const I 8`).
+    body_macros: Vec<String>,
     /// The spec's line of the body's closing brace, where the generated function's brace
     /// is said to stand: an error at the end of the body's last statement (a missing `;`)
     /// is then reported at the spec's line, not the generated file's. (On the body's last
@@ -327,13 +332,16 @@ pub fn generate(m: &ir::Module, cu_file: &str) -> String {
     .expect("the module template renders from plain strings")
 }
 
+/// The line module.cu writes after each body, which [`resume_lines`] makes a `#line`.
+const RESUME_LINE: &str = "// ima:resume-line";
+
 /// Bodies carry `#line` directives pointing into the spec, so that NVRTC reports errors at
 /// the spec's lines; after each body, line numbers go back to the generated file's own.
 fn resume_lines(text: &str, cu_file: &str) -> String {
     text.lines()
         .enumerate()
         .map(|(i, line)| {
-            if line == "// ima:resume-line" {
+            if line == RESUME_LINE {
                 // `#line N` names the line after the directive, the (i + 2)th.
                 format!("#line {} \"{}\"\n", i + 2, c_string_text(cu_file))
             } else {
@@ -491,7 +499,14 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         launch,
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
-        body: k.body.text.clone(),
+        body: (k.body.text.split('\n'))
+            .map(|l| match l == RESUME_LINE {
+                true => format!("{l} "),
+                false => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        body_macros: ima_dsl::body_code::Directives::of(&k.body.text).defined,
         brace_line: k.body.brace_line(),
         run_params: run_params.join(",\n    "),
         domain,

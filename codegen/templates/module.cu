@@ -1271,6 +1271,9 @@ __device__ __forceinline__ void ima_body(
 {{ k.body }}
 #line {{ k.brace_line }} "{{ spec }}"
 }
+{%- for name in k.body_macros %}
+#undef {{ name }}
+{%- endfor %}
 // ima:resume-line
 
 template <typename I, bool IMA_CHECKED>

@@ -11,6 +11,7 @@
 //! each kernel.
 
 use crate::ast::{self, ExprKind, Member, Role, Span};
+use crate::body_code::{Directives, code_only, mentions_word};
 use crate::diag::{Diagnostic, Source};
 use crate::ir;
 use crate::reserved::reserved;
@@ -95,68 +96,6 @@ pub fn check(file: &ast::File, source: &Source) -> Result<ir::Module, Vec<Diagno
     }
 }
 
-/// C source `text` with its comments and string and character literals blanked (newlines
-/// kept), so that a word inside one is not read as code.
-fn code_only(text: &str) -> String {
-    enum In {
-        Code,
-        LineComment,
-        BlockComment,
-        Literal(char),
-    }
-    let mut state = In::Code;
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut previous = ' ';
-    while let Some(c) = chars.next() {
-        let next = chars.peek().copied();
-        let blank = if c == '\n' { '\n' } else { ' ' };
-        match state {
-            In::Code => match (c, next) {
-                ('/', Some('/')) => state = In::LineComment,
-                ('/', Some('*')) => {
-                    chars.next();
-                    out.push(' ');
-                    state = In::BlockComment;
-                }
-                // A quote after a digit or letter is C++14's digit separator (1'000).
-                ('"', _) => state = In::Literal(c),
-                ('\'', _) if !previous.is_ascii_alphanumeric() => state = In::Literal(c),
-                _ => {
-                    out.push(c);
-                    previous = c;
-                    continue;
-                }
-            },
-            In::LineComment if c == '\n' => state = In::Code,
-            In::BlockComment if c == '*' && next == Some('/') => {
-                chars.next();
-                out.push(' ');
-                state = In::Code;
-            }
-            In::Literal(_) if c == '\\' => {
-                if let Some(escaped) = chars.next() {
-                    out.push(if escaped == '\n' { '\n' } else { ' ' });
-                }
-            }
-            In::Literal(quote) if c == quote => state = In::Code,
-            _ => {}
-        }
-        out.push(blank);
-    }
-    out
-}
-
-/// `text` has `word` as a whole identifier (not inside a longer one).
-fn mentions_word(text: &str, word: &str) -> bool {
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    text.match_indices(word).any(|(at, _)| {
-        let before = text[..at].chars().next_back();
-        let after = text[at + word.len()..].chars().next();
-        !before.is_some_and(ident) && !after.is_some_and(ident)
-    })
-}
-
 fn duplicate(what: &'static str, name: &ast::Ident, first: Span) -> CheckError {
     CheckError::Duplicate {
         what,
@@ -200,6 +139,32 @@ impl<'a> KernelChecker<'a> {
 
     fn error(&mut self, e: CheckError) {
         self.errors.push(e);
+    }
+
+    /// Refuses a body whose `#if` no `#endif` closes, or whose `#endif` closes no `#if`:
+    /// the generated code around it would be cut off or closed early, and NVRTC's error
+    /// land in imac's code, not the body.
+    fn conditionals_close(&mut self, kernel: &str, b: &ast::Body) {
+        let d = Directives::of(&b.text);
+        let unclosed = d
+            .unclosed
+            .iter()
+            .map(|&l| (l, "an `#if` that no `#endif` closes"));
+        let unopened = d
+            .unopened
+            .iter()
+            .map(|&l| (l, "an `#endif` that closes no `#if`"));
+        for (line, what) in unclosed.chain(unopened) {
+            let before: usize = b.text.split_inclusive('\n').take(line).map(str::len).sum();
+            let text = b.text[before..].lines().next().unwrap_or("");
+            let indent = text.len() - text.trim_start().len();
+            let start = b.span.start + before + indent;
+            self.error(CheckError::BodyConditional {
+                kernel: kernel.to_string(),
+                what,
+                span: Span::new(start, start + text.trim().len()),
+            });
+        }
     }
 
     fn run(mut self) -> Option<ir::Kernel> {
@@ -337,6 +302,9 @@ impl<'a> KernelChecker<'a> {
             .collect();
         let threads_given = launch.is_some_and(|l| l.threads.is_some());
         let launch = launch.and_then(|l| self.launch(l, &tensors, &scope, &names));
+        if let Some(b) = body {
+            self.conditionals_close(&k.name.name, b);
+        }
         let body = body.map(|b| ir::Body {
             text: b.text.clone(),
             line: self.source.line_col(b.span.start).0,
@@ -444,29 +412,5 @@ impl<'a> KernelChecker<'a> {
                 None
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{code_only, mentions_word};
-
-    #[test]
-    fn a_word_in_a_comment_or_a_literal_is_not_code() {
-        let waits = |body: &str| mentions_word(&code_only(body), "ima_wait_for_inputs");
-        assert!(waits("ima_wait_for_inputs();"));
-        assert!(waits(
-            "printf(\"// \\\" not a comment\"); ima_wait_for_inputs();"
-        ));
-        assert!(waits("int n = 1'000'000; ima_wait_for_inputs();"));
-        assert!(waits("/* a */ ima_wait_for_inputs(); // b"));
-        assert!(!waits(
-            "// ima_wait_for_inputs() before reading x\ny(i) = x(i);"
-        ));
-        assert!(!waits("/* ima_wait_for_inputs(); */ y(i) = x(i);"));
-        assert!(!waits("printf(\"ima_wait_for_inputs\\n\");"));
-        assert!(!waits("char c = 'i'; // ima_wait_for_inputs"));
-        // Lines stay where they were.
-        assert_eq!(code_only("a // b\nc /* d\ne */ f").lines().count(), 3);
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod abi;
 pub mod ast;
+pub mod body_code;
 mod check;
 pub mod diag;
 pub mod facts;

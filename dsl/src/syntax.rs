@@ -53,6 +53,7 @@ fn syntax_error(e: pest::error::Error<Rule>, text: &str) -> Diagnostic {
 fn rule_name(rule: &Rule) -> String {
     match rule {
         Rule::EOI => "end of file",
+        Rule::file => "`kernel`, `const` or a `///` doc comment",
         Rule::kernel | Rule::kw_kernel => "`kernel`",
         Rule::const_decl | Rule::kw_const => "`const`",
         Rule::where_clause | Rule::kw_where => "`where`",
@@ -652,4 +653,48 @@ fn expr_pairs(pairs: Pairs<Rule>, diags: &mut Vec<Diagnostic>) -> Expr {
             }
         })
         .parse(pairs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+    use crate::ast::{Item, Member};
+
+    /// The text of the body of the one kernel of `spec`.
+    fn body_of(spec: &str) -> String {
+        let file = parse(spec).unwrap_or_else(|d| panic!("{d:?}"));
+        let Some(Item::Kernel(k)) = file.items.first() else {
+            panic!("no kernel");
+        };
+        (k.members.iter())
+            .find_map(|m| match m {
+                Member::Body(b) => Some(b.text.clone()),
+                _ => None,
+            })
+            .expect("a body")
+    }
+
+    /// A `'` inside a number is C++14's digit separator, and one after a prefix starts a
+    /// character literal, whose brace does not count: the body is read whole.
+    #[test]
+    fn a_body_reads_digit_separators_and_prefixed_characters() {
+        let text = " int n = 1'000; unsigned h = 0xFF'FF; char c = u8'{'; y(i) = n + h + c; ";
+        let spec = format!(
+            "kernel k {{\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {{{text}}}\n}}\n"
+        );
+        assert_eq!(body_of(&spec), text);
+    }
+
+    /// A byte order mark before the first item is no part of the spec; a stray token at
+    /// the file's level is met by what may stand there, not by the grammar's rule name.
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_a_stray_token_named() {
+        let spec = "kernel k {\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = x(i); }\n}\n";
+        assert_eq!(body_of(&format!("\u{feff}{spec}")), " y(i) = x(i); ");
+        let stray = parse("}\n").unwrap_err();
+        assert_eq!(
+            stray[0].message,
+            "syntax error: expected `kernel`, `const` or a `///` doc comment"
+        );
+    }
 }

@@ -181,6 +181,8 @@ check_errors! {
     /// `align(N)` on a shared array other than a power of two from 16 to 1024 (raised by
     /// check/shared.rs).
     SharedAlign { name: String, align: u64, span: Span },
+    /// A body's `#if` that no `#endif` closes, or `#endif` that closes no `#if`.
+    BodyConditional { kernel: String, what: &'static str, span: Span },
     /// An argument whose constant extents multiply past i64 (its element count, which the
     /// entry points compute): every launch would be refused, or its count overflow.
     ElementCountOverflow { arg: String, extents: String, span: Span },
@@ -625,6 +627,15 @@ impl CheckError {
                 "a quantized tile's rows number 64 to 2048 in steps of 64 (its packed words are then \
                  whole 8-row swizzle periods, at most 256 of them), and its columns 32 to 256 in steps of \
                  32 (boxes of 32 words, 128 bytes)",
+            ),
+            BodyConditional { kernel, what, span } => Diagnostic::error(
+                format!("the body of `{kernel}` has {what}"),
+                *span,
+                "unbalanced",
+            )
+            .with_help(
+                "a body's conditionals close inside it: imac's code follows the body, and an \
+                 open `#if` would leave it out",
             ),
             ElementCountOverflow { arg, extents, span } => Diagnostic::error(
                 format!("argument `{arg}` has more elements than 64 bits count: {extents} overflows"),

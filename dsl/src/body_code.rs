@@ -1,0 +1,168 @@
+//! A body's CUDA C read as far as imac needs to, without parsing it: its code apart from
+//! comments and literals ([`code_only`]), the words it names ([`mentions_word`]), and its
+//! preprocessor directives ([`Directives`]): the macros it defines, which the generated
+//! code undefines after the body so that they reach no other kernel's declarations, and
+//! whether its conditionals close.
+
+/// C source `text` with its comments and string and character literals blanked (newlines
+/// kept), so that a word inside one is not read as code. A `'` inside a number is C++14's
+/// digit separator (`1'000`); one elsewhere, after a prefix too (`u8'a'`), starts a
+/// character literal, as the grammar reads a body (dsl/src/ima.pest).
+pub fn code_only(text: &str) -> String {
+    enum In {
+        Code,
+        LineComment,
+        BlockComment,
+        Literal(char),
+    }
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut state = In::Code;
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut previous = ' ';
+    let mut in_number = false;
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let blank = if c == '\n' { '\n' } else { ' ' };
+        match state {
+            In::Code => match (c, next) {
+                ('/', Some('/')) => state = In::LineComment,
+                ('/', Some('*')) => {
+                    chars.next();
+                    out.push(' ');
+                    state = In::BlockComment;
+                }
+                ('"', _) => state = In::Literal(c),
+                ('\'', _) if !in_number => state = In::Literal(c),
+                _ => {
+                    in_number = match in_number {
+                        true => ident(c) || c == '.' || c == '\'',
+                        false => c.is_ascii_digit() && !ident(previous),
+                    };
+                    out.push(c);
+                    previous = c;
+                    continue;
+                }
+            },
+            In::LineComment if c == '\n' => state = In::Code,
+            In::BlockComment if c == '*' && next == Some('/') => {
+                chars.next();
+                out.push(' ');
+                state = In::Code;
+            }
+            In::Literal(_) if c == '\\' => {
+                if let Some(escaped) = chars.next() {
+                    out.push(if escaped == '\n' { '\n' } else { ' ' });
+                }
+            }
+            In::Literal(quote) if c == quote => state = In::Code,
+            _ => {}
+        }
+        (previous, in_number) = (' ', false);
+        out.push(blank);
+    }
+    out
+}
+
+/// `text` has `word` as a whole identifier (not inside a longer one).
+pub fn mentions_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// A body's preprocessor directives, read from its code (a `#` in a comment or a literal
+/// is none).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Directives {
+    /// The names its `#define`s define, in order, each once.
+    pub defined: Vec<String>,
+    /// The 0-based line of each `#if`, `#ifdef` or `#ifndef` that no `#endif` closes.
+    pub unclosed: Vec<usize>,
+    /// The 0-based line of each `#endif` that closes nothing.
+    pub unopened: Vec<usize>,
+}
+
+impl Directives {
+    pub fn of(body: &str) -> Directives {
+        let mut found = Directives::default();
+        let mut open = Vec::new();
+        for (line, text) in code_only(body).lines().enumerate() {
+            let Some(directive) = text.trim_start().strip_prefix('#') else {
+                continue;
+            };
+            let directive = directive.trim_start();
+            let word_end = directive
+                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .unwrap_or(directive.len());
+            let (word, rest) = directive.split_at(word_end);
+            match word {
+                "if" | "ifdef" | "ifndef" => open.push(line),
+                "endif" => {
+                    let closed = open.pop();
+                    if closed.is_none() {
+                        found.unopened.push(line);
+                    }
+                }
+                "define" => {
+                    let rest = rest.trim_start();
+                    let end = rest
+                        .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                        .unwrap_or(rest.len());
+                    let name = &rest[..end];
+                    if !name.is_empty() && !found.defined.iter().any(|d| d == name) {
+                        found.defined.push(name.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        found.unclosed = open;
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Directives, code_only, mentions_word};
+
+    #[test]
+    fn a_word_in_a_comment_or_a_literal_is_not_code() {
+        let waits = |body: &str| mentions_word(&code_only(body), "ima_wait_for_inputs");
+        assert!(waits("ima_wait_for_inputs();"));
+        assert!(waits(
+            "printf(\"// \\\" not a comment\"); ima_wait_for_inputs();"
+        ));
+        assert!(waits("int n = 1'000'000; ima_wait_for_inputs();"));
+        assert!(waits("/* a */ ima_wait_for_inputs(); // b"));
+        assert!(!waits(
+            "// ima_wait_for_inputs() before reading x\ny(i) = x(i);"
+        ));
+        assert!(!waits("/* ima_wait_for_inputs(); */ y(i) = x(i);"));
+        assert!(!waits("printf(\"ima_wait_for_inputs\\n\");"));
+        assert!(!waits("char c = 'i'; // ima_wait_for_inputs"));
+        // A prefixed character literal is one: what follows it is code.
+        assert!(waits("char c = u8'a'; ima_wait_for_inputs();"));
+        assert!(!waits("char c = u8'\\''; // ima_wait_for_inputs"));
+        // Lines stay where they were.
+        assert_eq!(code_only("a // b\nc /* d\ne */ f").lines().count(), 3);
+    }
+
+    /// Each macro a `#define` names, once; an `#if` left open and an `#endif` that closes
+    /// nothing by line; a `#` in a comment or a string, none.
+    #[test]
+    fn a_body_s_directives_are_read_from_its_code() {
+        let body = "\n#define D 8\n  #  define SQ(x) ((x) * (x))\n#define D 9\n#if D > 4\n#ifdef SQ\n#endif\n// #define NOT_ONE\nconst char* s = \"#endif\";\n#endif\n#endif\n#ifndef Q\n";
+        assert_eq!(
+            Directives::of(body),
+            Directives {
+                defined: vec!["D".into(), "SQ".into()],
+                unclosed: vec![11],
+                unopened: vec![10],
+            }
+        );
+    }
+}
