@@ -29,7 +29,8 @@ fn compile_as(name: &str) -> (Option<i32>, String, bool) {
 
 #[test]
 fn a_file_name_that_cannot_name_the_crate_is_refused() {
-    for name in ["my.spec.ima", "1st.ima", "rms norm.ima"] {
+    // `_k` would make the crate `-k-kernels`, which Cargo refuses.
+    for name in ["my.spec.ima", "1st.ima", "rms norm.ima", "_k.ima"] {
         let (code, stderr, written) = compile_as(name);
         assert_eq!(code, Some(1), "{name}: {stderr}");
         assert!(

@@ -21,7 +21,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Refuses a spec path that cannot name what `imac compile` writes: its stem names the
 /// crate (`rmsnorm-kernels`), the CUDA file and the Python package (`rmsnorm_kernels`),
-/// so it takes ASCII letters, digits, `_` and `-` and starts with a letter or `_`; and the
+/// so it takes ASCII letters, digits, `_` and `-` and starts with a letter (a `_` would
+/// start the crate's name with a `-`, which Cargo refuses); and the
 /// path is quoted in Rust, C and TOML strings, so it holds no `"`, `\` or control
 /// character.
 pub fn check_spec_path(spec: &str) -> Result<(), String> {
@@ -29,12 +30,12 @@ pub fn check_spec_path(spec: &str) -> Result<(), String> {
     let name_ok = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        && name.starts_with(|c: char| c.is_ascii_alphabetic());
     if !name_ok {
         return Err(format!(
             "the spec's file name `{name}` cannot name the generated crate (`{name}-kernels`) \
              and Python package: name the file with ASCII letters, digits, `_` and `-`, \
-             starting with a letter or `_`"
+             starting with a letter"
         ));
     }
     if spec.contains(['"', '\\']) || spec.contains(char::is_control) {
