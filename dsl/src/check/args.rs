@@ -133,7 +133,11 @@ impl KernelChecker<'_> {
             (None, Some(d)) => Some(d.size() as u64),
             (Some((n, span)), Some(d)) => {
                 if !n.is_power_of_two() {
-                    self.error(CheckError::AlignNotPowerOfTwo { align: n, span });
+                    self.error(CheckError::AlignNotPowerOfTwo {
+                        align: n,
+                        element: d.size() as u64,
+                        span,
+                    });
                     None
                 } else if n < d.size() as u64 {
                     self.error(CheckError::AlignBelowElement {

@@ -113,7 +113,8 @@ check_errors! {
 
     // Tensor arguments: alignment.
     /// `align(N)` with N no power of two.
-    AlignNotPowerOfTwo { align: u64, span: Span },
+    /// (`element`: the argument's element size, the least alignment it may ask for.)
+    AlignNotPowerOfTwo { align: u64, element: u64, span: Span },
     /// `align(N)` below the size of one element.
     AlignBelowElement { align: u64, dtype: DType, span: Span },
     /// `align(N)` promising vectors along an inner extent that the constraints do not make
@@ -441,12 +442,20 @@ impl CheckError {
                 )
                 .with_help("every launch would be refused: loosen or remove one of the constraints")
             }
-            AlignNotPowerOfTwo { align, span } => Diagnostic::error(
+            AlignNotPowerOfTwo {
+                align,
+                element,
+                span,
+            } => Diagnostic::error(
                 format!("`align({align})` is not a power of two"),
                 *span,
                 "not a power of two",
             )
-            .with_help(format!("use align({})", align.next_power_of_two())),
+            // The power of two above, at least an element; past 2^63 there is none.
+            .with_help(match align.checked_next_power_of_two() {
+                Some(p) if p <= 1 << 62 => format!("use align({})", p.max(*element)),
+                _ => format!("use a power of two from align({element}), such as align(16)"),
+            }),
             AlignBelowElement { align, dtype, span } => {
                 let (name, size) = (dtype.name(), dtype.size());
                 Diagnostic::error(
