@@ -28,13 +28,14 @@ pub fn compile(cuda: &str, cu_file: &str, archs: &[String]) -> Result<Vec<Compil
     if archs.is_empty() {
         return Ok(Vec::new());
     }
+    // Refused before NVRTC is looked for: without it, a virtual one was left to a note.
+    if let Some(arch) = archs.iter().find(|a| !ima_runtime::is_real_architecture(a)) {
+        return Err(ImageError::NotReal(arch.clone()));
+    }
     ima_runtime::nvrtc().map_err(ImageError::Unavailable)?;
     archs
         .iter()
         .map(|arch| {
-            if !ima_runtime::is_real_architecture(arch) {
-                return Err(ImageError::NotReal(arch.clone()));
-            }
             let compiled = ima_runtime::compile_cuda(cuda, cu_file, arch).map_err(|error| {
                 ImageError::Failed {
                     arch: arch.clone(),

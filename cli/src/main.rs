@@ -58,10 +58,16 @@ enum Command {
         /// status 1 when it has drifted from it.
         #[arg(long, value_name = "DIR")]
         vendored: Option<PathBuf>,
-        /// Also compile each spec's kernels with NVRTC for ARCH (`sm_90a`; no GPU needed) and
-        /// report the errors and warnings it finds in their bodies, at the spec's lines.
-        #[arg(long, value_name = "ARCH", conflicts_with = "vendored")]
-        arch: Option<String>,
+        /// Also compile each spec's kernels with NVRTC for ARCH (`sm_90a`, or a list as
+        /// `compile --arch` takes; no GPU needed) and report the errors and warnings it
+        /// finds in their bodies, at the spec's lines.
+        #[arg(
+            long,
+            value_name = "ARCH",
+            value_delimiter = ',',
+            conflicts_with = "vendored"
+        )]
+        arch: Vec<String>,
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -148,7 +154,7 @@ fn main() -> ExitCode {
                 (_, Some(v)) => RuntimeDep::Version(v),
                 _ => RuntimeDep::released(),
             };
-            compile(&spec, &out, runtime, &arch, python, color)
+            compile(&spec, &out, runtime, &once_each(arch), python, color)
         }
         Command::Check {
             vendored: Some(dir),
@@ -166,13 +172,12 @@ fn main() -> ExitCode {
             arch,
             files,
         } => files.iter().fold(true, |ok, f| match load(f, color) {
-            Some((m, text)) => match &arch {
-                Some(arch) => check_bodies(&m, text, arch, color) && ok,
-                None => {
-                    println!("{}: {} kernel(s) ok", f.display(), m.kernels.len());
-                    ok
-                }
-            },
+            Some((m, _)) if arch.is_empty() => {
+                println!("{}: {} kernel(s) ok", f.display(), m.kernels.len());
+                ok
+            }
+            Some((m, text)) => (once_each(arch.clone()).iter())
+                .fold(ok, |ok, arch| check_bodies(&m, &text, arch, color) && ok),
             None => false,
         }),
         Command::Explain { file, kernel } => match load(&file, color) {
@@ -321,9 +326,21 @@ fn compile(
     true
 }
 
+/// `archs` with each named once, in the order first named (`--arch sm_80,sm_80` ships one
+/// image).
+fn once_each(archs: Vec<String>) -> Vec<String> {
+    let mut once = Vec::new();
+    for arch in archs {
+        if !once.contains(&arch) {
+            once.push(arch);
+        }
+    }
+    once
+}
+
 /// `imac check --arch`: compiles the CUDA generated from `m` (checked from `text`) with
 /// NVRTC for `arch` and reports what NVRTC says (`report_nvrtc`).
-fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> bool {
+fn check_bodies(m: &ir::Module, text: &str, arch: &str, color: ColorWhen) -> bool {
     let (cu_file, cuda) = match generated_cuda(m) {
         Ok(generated) => generated,
         Err(e) => {
@@ -339,7 +356,7 @@ fn check_bodies(m: &ir::Module, text: String, arch: &str, color: ColorWhen) -> b
             return false;
         }
     };
-    let ok = report_nvrtc(m, &text, arch, &log, failed, color) == 0;
+    let ok = report_nvrtc(m, text, arch, &log, failed, color) == 0;
     if ok {
         println!(
             "{}: {} kernel(s) ok, their bodies compile for {arch}",

@@ -36,12 +36,15 @@ fn a_real_architecture_ships_its_ptx_and_sass() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("crate_dir");
     let (spec, crate_dir) = (spec().display().to_string(), out.display().to_string());
-    let compiled = imac(&["compile", &spec, "--arch", "sm_90", "-o", &crate_dir]);
+    // Named twice, shipped once.
+    let compiled = imac(&["compile", &spec, "--arch", "sm_90,sm_90", "-o", &crate_dir]);
     assert!(
         compiled.status.success(),
         "{}",
         String::from_utf8_lossy(&compiled.stderr)
     );
+    let stamp = std::fs::read_to_string(out.join("imac.stamp")).unwrap();
+    assert!(stamp.contains("arch = \"sm_90\"\n"), "{stamp}");
     let ptx = std::fs::read_to_string(out.join("src/ptx/sm_90.ptx")).unwrap();
     assert!(ptx.contains(".target sm_90"), "{ptx}");
     let cubin = std::fs::read(out.join("src/cubin/sm_90.cubin")).unwrap();
@@ -247,7 +250,8 @@ fn a_spec_path_with_a_backslash_or_line_break_is_checked_and_one_with_a_quote_re
 #[test]
 fn a_spec_whose_bodies_compile_says_so() {
     let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/../specs/rmsnorm.ima");
-    let checked = imac(&["check", "--arch", "sm_90a", spec]);
+    // A list, as compile --arch takes, each named once.
+    let checked = imac(&["check", "--arch", "sm_90a,sm_80,sm_90a", spec]);
     assert!(
         checked.status.success(),
         "{}",
@@ -255,7 +259,9 @@ fn a_spec_whose_bodies_compile_says_so() {
     );
     let stdout = String::from_utf8_lossy(&checked.stdout);
     assert!(
-        stdout.contains("rmsnorm.ima: 1 kernel(s) ok, their bodies compile for sm_90a"),
+        stdout.contains("rmsnorm.ima: 1 kernel(s) ok, their bodies compile for sm_90a\n")
+            && stdout.contains("rmsnorm.ima: 1 kernel(s) ok, their bodies compile for sm_80\n")
+            && stdout.lines().count() == 2,
         "{stdout}"
     );
     assert!(
