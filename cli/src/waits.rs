@@ -44,7 +44,9 @@ pub enum WaitsError {
     NoNvdisasm,
     Nvdisasm(String),
     Listing(ima_sass::ParseError),
-    NoKernel(String, Vec<String>),
+    /// No kernel of the name asked for, or none at all (`ir::Module::kernels_named`'s
+    /// words).
+    NoKernel(String),
     /// The generated source is not as this command reads it (a bug of imac's).
     Header(&'static str),
     /// A virtual architecture (`compute_90`), which has no SASS.
@@ -69,13 +71,7 @@ impl std::fmt::Display for WaitsError {
             WaitsError::Nvdisasm(e) => write!(f, "nvdisasm: {e}"),
             WaitsError::Listing(e) => write!(f, "reading nvdisasm's listing: {e}"),
             WaitsError::Header(what) => write!(f, "{what} (a bug of imac's: please report it)"),
-            WaitsError::NoKernel(name, names) => {
-                write!(
-                    f,
-                    "no kernel `{name}` in the spec; it has {}",
-                    names.join(", ")
-                )
-            }
+            WaitsError::NoKernel(why) => f.write_str(why),
         }
     }
 }
@@ -94,15 +90,7 @@ pub fn waits(
     kernel: Option<&str>,
     entry: Entry,
 ) -> Result<String, WaitsError> {
-    let kernels: Vec<&ir::Kernel> = module
-        .kernels
-        .iter()
-        .filter(|k| kernel.is_none_or(|n| n == k.name))
-        .collect();
-    if let (Some(name), true) = (kernel, kernels.is_empty()) {
-        let names = module.kernels.iter().map(|k| k.name.clone()).collect();
-        return Err(WaitsError::NoKernel(name.to_string(), names));
-    }
+    let kernels: Vec<&ir::Kernel> = module.kernels_named(kernel).map_err(WaitsError::NoKernel)?;
     if !ima_runtime::is_real_architecture(arch) {
         return Err(WaitsError::NotReal(arch.to_string()));
     }

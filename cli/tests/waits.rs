@@ -162,12 +162,15 @@ fn each_entry_point_can_be_read() {
 
 #[test]
 fn a_kernel_not_in_the_spec_is_an_error_that_names_those_that_are() {
-    let out = imac(&["waits", &spec("decode.ima"), "--kernel", "add_rms"]);
+    let decode = spec("decode.ima");
+    let out = imac(&["waits", &decode, "--kernel", "add_rms"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         stderr.trim_end(),
-        "error: no kernel `add_rms` in the spec; it has add_rms_norm, rope_cache, gptq_gemv_narrow, gptq_gemv_narrow12"
+        format!(
+            "error: {decode} has no kernel `add_rms`; its kernels: add_rms_norm, rope_cache, gptq_gemv_narrow, gptq_gemv_narrow12"
+        )
     );
 }
 

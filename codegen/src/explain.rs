@@ -11,19 +11,7 @@ use table::table;
 
 /// The contract of every kernel of `m`, or of the one named `kernel`.
 pub fn explain(m: &ir::Module, kernel: Option<&str>) -> Result<String, String> {
-    let kernels: Vec<&Kernel> = m
-        .kernels
-        .iter()
-        .filter(|k| kernel.is_none_or(|n| k.name == n))
-        .collect();
-    if let (Some(name), []) = (kernel, kernels.as_slice()) {
-        let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
-        return Err(format!(
-            "{} has no kernel `{name}`; its kernels: {}",
-            m.file,
-            names.join(", ")
-        ));
-    }
+    let kernels: Vec<&Kernel> = m.kernels_named(kernel)?;
     let mut out = String::new();
     if !m.consts.is_empty() {
         let consts: Vec<String> = m.consts.iter().map(|(n, v)| format!("{n} = {v}")).collect();

@@ -14,6 +14,30 @@ pub struct Module {
     pub kernels: Vec<Kernel>,
 }
 
+impl Module {
+    /// Its kernels, or the one named `kernel` (`--kernel K` of a command); `Err` where it
+    /// has none of that name, naming those it has, or none at all.
+    pub fn kernels_named(&self, kernel: Option<&str>) -> Result<Vec<&Kernel>, String> {
+        if self.kernels.is_empty() {
+            return Err(format!("{} declares no kernel", self.file));
+        }
+        let found: Vec<&Kernel> = (self.kernels.iter())
+            .filter(|k| kernel.is_none_or(|n| k.name == n))
+            .collect();
+        match (kernel, found.is_empty()) {
+            (Some(name), true) => {
+                let names: Vec<&str> = self.kernels.iter().map(|k| k.name.as_str()).collect();
+                Err(format!(
+                    "{} has no kernel `{name}`; its kernels: {}",
+                    self.file,
+                    names.join(", ")
+                ))
+            }
+            _ => Ok(found),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kernel {
     pub name: String,

@@ -132,16 +132,11 @@ pub fn fuzz(
     seed: u64,
     on_finding: &mut dyn FnMut(&Finding),
 ) -> Result<Report, String> {
+    let named = m.kernels_named(opts.kernel.as_deref())?;
     let contracts: Vec<&'static KernelContract> = contract::build_all(m)
         .into_iter()
-        .filter(|c| opts.kernel.as_deref().is_none_or(|k| k == c.name))
+        .filter(|c| named.iter().any(|k| k.name == c.name))
         .collect();
-    if contracts.is_empty() {
-        return Err(match &opts.kernel {
-            Some(k) => format!("{} has no kernel {k}", m.file),
-            None => format!("{} has no kernels", m.file),
-        });
-    }
     let ctx = ima_runtime::context(opts.device).map_err(|e| format!("no CUDA device: {e}"))?;
     let stream = ctx
         .new_stream()
