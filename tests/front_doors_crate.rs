@@ -50,7 +50,7 @@ fn generated_crate_builds_offline_outside_the_workspace() {
         archs: vec!["sm_90".into()],
         python: false,
     };
-    let mut files = package::crate_files(&module, &text, &options);
+    let mut files = package::source_files(&module, &text, &options);
     files.extend(package::image_files(&images));
 
     let dir = tempfile::tempdir().unwrap();

@@ -82,20 +82,16 @@ pub fn crate_name(m: &ir::Module) -> String {
 
 /// Every file `imac compile` writes for `m`, checked from `spec_text`, but the
 /// architectures' images ([`image_files`]): the crate's, made a Python package too where
-/// `options.python`.
+/// `options.python`, and its stamp, which lists every file of the generation, the images
+/// of `options.archs` too.
 pub fn source_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> Vec<GeneratedFile> {
-    let files = crate_files(m, spec_text, options);
-    match options.python {
-        true => crate::python::package_files(m, files, options),
-        false => files,
+    let mut files = crate_files(m, spec_text, options);
+    if options.python {
+        files = crate::python::package_files(m, files, options);
     }
-}
-
-/// Every file of the crate generated from `m`, checked from `spec_text`, except the
-/// architectures' images ([`image_files`]) and the Python package's.
-pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> Vec<GeneratedFile> {
-    let name = crate_name(m);
-    let cu_file = crate::cu_file(&m.file);
+    let images = options.archs.iter().flat_map(|a| image_paths(a));
+    let mut listed: Vec<String> = files.iter().map(|f| f.path.clone()).chain(images).collect();
+    listed.push(stamp::FILE.into());
     let stamp = Stamp {
         imac: crate::VERSION.into(),
         spec: m.file.clone(),
@@ -103,7 +99,18 @@ pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> V
         runtime: options.runtime.clone(),
         archs: options.archs.clone(),
         python: options.python,
+        files: listed,
     };
+    files.push(GeneratedFile::text(stamp::FILE, stamp.render()));
+    files
+}
+
+/// The files of the crate generated from `m`, checked from `spec_text`, but the
+/// architectures' images ([`image_files`]), the Python package's and the stamp
+/// ([`source_files`] has them all).
+pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> Vec<GeneratedFile> {
+    let name = crate_name(m);
+    let cu_file = crate::cu_file(&m.file);
     // Askama drops a template's final newline; files end with one.
     let render = |t: &dyn askama::DynTemplate| {
         t.dyn_render()
@@ -132,12 +139,11 @@ pub fn crate_files(m: &ir::Module, spec_text: &str, options: &CrateOptions) -> V
             "README.md",
             crate::readme::generate(m, &name, &options.archs),
         ),
-        file(stamp::FILE, stamp.render()),
         file(
             "src/lib.rs",
             render(&LibRs {
                 version: crate::VERSION,
-                spec_hash: &stamp.spec_hash,
+                spec_hash: &stamp::hash(spec_text),
             }),
         ),
         file("src/stubs.rs", stubs),
@@ -186,13 +192,15 @@ pub fn image_files(images: &[ArchImage]) -> Vec<GeneratedFile> {
 /// Writes the crate under `dir`, leaving files that already hold their contents untouched:
 /// their modification times stay, so cargo does not rebuild a vendored crate that a
 /// recompile left as it was. `dir` is new, empty, or a crate imac wrote (it holds an
-/// `imac.stamp`), whose files that this generation does not write are removed (a
-/// recompile without `--python` or an `--arch` leaves none of theirs behind); a
-/// directory that holds other files is refused, since the crate would replace its
-/// `Cargo.toml`, `README.md` and `src/lib.rs`.
+/// `imac.stamp`): a directory that holds other files is refused, since the crate would
+/// replace its `Cargo.toml`, `README.md` and `src/lib.rs`. Once every file is written,
+/// those the previous stamp lists and this generation does not write are removed (a
+/// recompile without `--python` or an `--arch` leaves none of theirs behind), and what no
+/// stamp lists (Cargo.lock, a build's output, a hand-added file) is left alone.
 pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
+    let stamp_path = dir.join(stamp::FILE);
     let holds_files = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some());
-    if holds_files && !dir.join(stamp::FILE).is_file() {
+    if holds_files && !stamp_path.is_file() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
             format!(
@@ -203,12 +211,10 @@ pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
             ),
         ));
     }
-    for stale in generated_before(dir)? {
-        let relative = stale.strip_prefix(dir).unwrap_or(&stale);
-        if !files.iter().any(|f| Path::new(&f.path) == relative) {
-            std::fs::remove_file(&stale)?;
-        }
-    }
+    let written_before = std::fs::read_to_string(&stamp_path)
+        .ok()
+        .and_then(|text| Stamp::parse(&text).ok())
+        .map_or_else(Vec::new, |s| s.files);
     for f in files {
         let path = dir.join(&f.path);
         if std::fs::read(&path).is_ok_and(|old| old == f.contents) {
@@ -219,61 +225,32 @@ pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
         }
         std::fs::write(path, &f.contents)?;
     }
-    Ok(())
-}
-
-/// The files in `dir` that a generation of its crate may have written and another not:
-/// the Python package's (`pyproject.toml`, `src/python.rs`, `python/*_kernels/`'s), the
-/// images (`src/ptx/`, `src/cubin/`) and the CUDA file (`src/*.cu`, named for the spec).
-/// What imac never writes (Cargo.lock, a build's output, a hand-added file) is not.
-fn generated_before(dir: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
-    let files_in = |sub: &Path, keep: &dyn Fn(&str) -> bool| -> std::io::Result<Vec<_>> {
-        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
-            return Ok(Vec::new());
-        };
-        let mut found = Vec::new();
-        for e in entries {
-            let path = e?.path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if path.is_file() && keep(name) {
-                found.push(path);
-            }
-        }
-        Ok(found)
-    };
-    let mut found = Vec::new();
-    found.extend(files_in(Path::new(""), &|n| n == "pyproject.toml")?);
-    found.extend(files_in(Path::new("src"), &|n| {
-        n == "python.rs" || n.ends_with(".cu")
-    })?);
-    found.extend(files_in(Path::new("src/ptx"), &|n| n.ends_with(".ptx"))?);
-    found.extend(files_in(Path::new("src/cubin"), &|n| {
-        n.ends_with(".cubin")
-    })?);
-    if let Ok(packages) = std::fs::read_dir(dir.join("python")) {
-        for p in packages {
-            let package = p?.path();
-            if package
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with("_kernels"))
-            {
-                let python = &|n: &str| {
-                    matches!(n, "__init__.py" | "__init__.pyi" | "_imac.py" | "py.typed")
-                };
-                found.extend(files_in(
-                    package.strip_prefix(dir).unwrap_or(&package),
-                    python,
-                )?);
+    for stale in written_before
+        .iter()
+        .filter(|p| !files.iter().any(|f| &f.path == *p))
+    {
+        // A listed path that climbs out of the crate (an edited stamp) is not imac's.
+        let inside = Path::new(stale)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        let path = dir.join(stale);
+        if inside && path.is_file() {
+            std::fs::remove_file(&path)?;
+            // Its folder too (python/NAME_kernels, src/ptx) where nothing is left in it.
+            if let Some(parent) = path.parent().filter(|p| *p != dir) {
+                let _ = std::fs::remove_dir(parent);
             }
         }
     }
-    Ok(found)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{CrateOptions, GeneratedFile, RuntimeDep, crate_files, write_crate};
+    use super::{
+        CrateOptions, GeneratedFile, RuntimeDep, crate_files, image_paths, source_files,
+        write_crate,
+    };
 
     const SCALE: &str = "kernel scale {\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body { y(i) = x(i); }\n}\n";
 
@@ -379,42 +356,47 @@ mod tests {
         );
     }
 
-    /// A crate written again without its Python package and an architecture keeps none
-    /// of their files, and keeps what imac never writes (a lock file, a hand-added file).
+    /// A crate written again without its Python package and one of its architectures
+    /// keeps none of their files, as its stamp listed them, and keeps what no stamp lists:
+    /// a lock file, hand-added files, in the crate's folders too.
     #[test]
     fn what_this_generation_does_not_write_is_removed() {
+        let source = ima_dsl::Source::new("specs/scale.ima", SCALE);
+        let module = ima_dsl::compile(&source).expect("the spec checks");
+        let generation = |python: bool, archs: &[&str]| {
+            let options = CrateOptions {
+                runtime: RuntimeDep::Version("0.1.0".into()),
+                archs: archs.iter().map(|a| a.to_string()).collect(),
+                python,
+            };
+            let mut files = source_files(&module, SCALE, &options);
+            let images = archs.iter().flat_map(|a| image_paths(a));
+            files.extend(images.map(|p| GeneratedFile::text(p, String::new())));
+            files
+        };
         let dir = tempfile::tempdir().unwrap();
-        let text = |path: &str| GeneratedFile::text(path, path.into());
-        let kept = [
-            "imac.stamp",
-            "Cargo.toml",
-            "src/lib.rs",
-            "src/k.cu",
-            "src/ptx/sm_90.ptx",
+        write_crate(dir.path(), &generation(true, &["sm_80", "sm_90"])).unwrap();
+        let mine = [
+            "Cargo.lock",
+            "src/extra.cu",
+            "python/scale_kernels/notes.txt",
         ];
-        let dropped = [
-            "pyproject.toml",
-            "src/python.rs",
-            "src/old_name.cu",
-            "src/ptx/sm_80.ptx",
-            "src/cubin/sm_80.cubin",
-            "python/k_kernels/__init__.py",
-            "python/k_kernels/_imac.py",
-        ];
-        let all: Vec<GeneratedFile> = kept.iter().chain(&dropped).map(|p| text(p)).collect();
-        write_crate(dir.path(), &all).unwrap();
-        for mine in ["Cargo.lock", "src/extra.rs", "python/k_kernels/notes.txt"] {
-            std::fs::write(dir.path().join(mine), "mine").unwrap();
+        for path in mine {
+            std::fs::write(dir.path().join(path), "mine").unwrap();
         }
-        let now: Vec<GeneratedFile> = kept.iter().map(|p| text(p)).collect();
+        let now = generation(false, &["sm_90"]);
         write_crate(dir.path(), &now).unwrap();
-        for path in kept
-            .iter()
-            .chain(&["Cargo.lock", "src/extra.rs", "python/k_kernels/notes.txt"])
-        {
+        for path in now.iter().map(|f| f.path.as_str()).chain(mine) {
             assert!(dir.path().join(path).is_file(), "{path} removed");
         }
-        for path in dropped {
+        for path in [
+            "pyproject.toml",
+            "src/python.rs",
+            "src/ptx/sm_80.ptx",
+            "src/cubin/sm_80.cubin",
+            "python/scale_kernels/__init__.py",
+            "python/scale_kernels/_imac.py",
+        ] {
             assert!(!dir.path().join(path).exists(), "{path} left");
         }
     }

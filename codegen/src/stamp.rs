@@ -19,6 +19,9 @@ pub struct Stamp {
     pub archs: Vec<String>,
     /// Whether the crate is a Python package too (`--python`); a stamp says so only then.
     pub python: bool,
+    /// Every file the generation wrote, this one too, so that the next one removes those
+    /// it does not write (`package::write_crate`); empty in a stamp of an imac before it.
+    pub files: Vec<String>,
 }
 
 /// FNV-1a, 64 bits: stable across platforms and Rust versions, unlike std's hashers.
@@ -43,7 +46,8 @@ impl Stamp {
              spec-hash = {:?}\n\
              {runtime_key} = {runtime:?}\n\
              arch = {:?}\n\
-             {}",
+             {}\
+             files = {:?}\n",
             self.imac,
             self.spec,
             self.spec_hash,
@@ -53,6 +57,7 @@ impl Stamp {
             } else {
                 ""
             },
+            self.files.join(","),
         )
     }
 
@@ -77,6 +82,10 @@ impl Stamp {
                 return Err(format!("`python = {other:?}`: expected \"yes\" or no line"));
             }
         };
+        let files = (values.remove("files").unwrap_or_default().split(','))
+            .filter(|f| !f.is_empty())
+            .map(str::to_string)
+            .collect();
         let mut take = |key: &str| values.remove(key).ok_or_else(|| format!("no `{key}`"));
         let runtime = match (take("runtime-path"), take("runtime-version")) {
             (Ok(p), _) => RuntimeDep::Path(p),
@@ -94,6 +103,7 @@ impl Stamp {
                 .map(str::to_string)
                 .collect(),
             python,
+            files,
         })
     }
 }
@@ -130,18 +140,20 @@ mod tests {
             runtime: RuntimeDep::Path("../../runtime".into()),
             archs: vec!["sm_80".into(), "sm_90".into()],
             python: false,
+            files: vec!["Cargo.toml".into(), "imac.stamp".into()],
         };
         assert_eq!(Stamp::parse(&stamp.render()), Ok(stamp.clone()));
         let python = Stamp {
             python: true,
             ..stamp
         };
-        assert!(
-            python
-                .render()
-                .ends_with("arch = \"sm_80,sm_90\"\npython = \"yes\"\n")
-        );
+        assert!(python.render().ends_with(
+            "arch = \"sm_80,sm_90\"\npython = \"yes\"\nfiles = \"Cargo.toml,imac.stamp\"\n"
+        ));
         assert_eq!(Stamp::parse(&python.render()), Ok(python));
+        // A stamp of an imac that listed no files lists none.
+        let before = "imac = \"0.1.0\"\nspec = \"k.ima\"\nspec-hash = \"h\"\nruntime-version = \"0.1\"\narch = \"\"\n";
+        assert_eq!(Stamp::parse(before).map(|s| s.files), Ok(Vec::new()));
     }
 
     #[test]
