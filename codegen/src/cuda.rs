@@ -113,8 +113,11 @@ struct KernelCu {
     /// The body as written, but a line that is [`RESUME_LINE`] itself, which takes a space
     /// after it so that `resume_lines` leaves it alone.
     body: String,
-    /// The macros the body `#define`s, undefined after it: they would reach the next
-    /// kernel's declarations (a body's `#define D 8` made another's extent `const I 8`).
+    /// The macros the body `#define`s outside its conditionals, undefined after it: they
+    /// would reach the next kernel's declarations (a body's `#define D 8` made another's
+    /// extent `const I 8`). One it defines under a conditional may be one it defines only
+    /// where it is not yet (`#ifndef INFINITY`, which ima.cuh defines) and is left.
+    /// (NVRTC knows no `#pragma push_macro`, which would restore either.)
     body_macros: Vec<String>,
     /// The spec's line of the body's closing brace, where the generated function's brace
     /// is said to stand: an error at the end of the body's last statement (a missing `;`)

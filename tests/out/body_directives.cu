@@ -2641,18 +2641,21 @@ __device__ __forceinline__ void ima_body(
     const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I i) {
-#line 7 "tests/in/body_directives.ima"
+#line 8 "tests/in/body_directives.ima"
 
 #define D 8
 #define TWICE(v) ((v) + (v))
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
 // ima:resume-line 
         y(i) = TWICE(x(i)) * D;
     
-#line 12 "tests/in/body_directives.ima"
+#line 16 "tests/in/body_directives.ima"
 }
 #undef D
 #undef TWICE
-#line 2656 "body_directives.cu"
+#line 2659 "body_directives.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2882,11 +2885,11 @@ __device__ __forceinline__ void ima_body(
     const I D,
     const I i,
     const I j) {
-#line 19 "tests/in/body_directives.ima"
- y(i, j) = x(i, j); 
-#line 19 "tests/in/body_directives.ima"
+#line 23 "tests/in/body_directives.ima"
+ y(i, j) = fmaxf(x(i, j), -INFINITY); 
+#line 23 "tests/in/body_directives.ima"
 }
-#line 2890 "body_directives.cu"
+#line 2893 "body_directives.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
