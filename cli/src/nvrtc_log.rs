@@ -238,9 +238,20 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
         }
     }
     read.stopped = log.lines().any(|l| l == nvrtc_log::STOPPED);
-    // Where NVRTC stopped early, an instantiation it did not reach says nothing.
-    read.about_spec = (about_spec.into_iter())
-        .map(|(d, entries)| match only_in(&entries) {
+    // Where NVRTC stopped early, an instantiation it did not reach says nothing. An error
+    // whose words name the index type (`"int *"`, `"long long *"`) is two messages at one
+    // place, each said of two entry points: the place's are read together.
+    let at_place = |start: usize| -> Vec<EntryPoint> {
+        (about_spec.iter())
+            .filter(|(d, _)| d.span.start == start)
+            .flat_map(|(_, entries)| entries.iter().map(|&(_, e)| e))
+            .collect()
+    };
+    let notes: Vec<Option<String>> = (about_spec.iter())
+        .map(|(d, entries)| only_in(entries, &at_place(d.span.start)))
+        .collect();
+    read.about_spec = (about_spec.into_iter().zip(notes))
+        .map(|((d, _), note)| match note {
             Some(only) if !read.stopped => d.with_note(only),
             _ => d,
         })
@@ -255,8 +266,9 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
 /// the others (`entries`): an error that only 64-bit indices make (`I = long long`). Said
 /// for one only, it is no such error: NVRTC says some errors (a missing `;`) once a place,
 /// in the first instantiation; said for two or three, it says each again, and the others
-/// do not make it.
-fn only_in(entries: &[(&str, EntryPoint)]) -> Option<String> {
+/// do not make it, unless another error at its place was said of them (`at_place`: the
+/// entry points any error there was said of), as one whose words name the index type is.
+fn only_in(entries: &[(&str, EntryPoint)], at_place: &[EntryPoint]) -> Option<String> {
     let (kernel, _) = entries.first()?;
     let mut said: Vec<EntryPoint> = Vec::new();
     for (_, e) in entries {
@@ -264,7 +276,8 @@ fn only_in(entries: &[(&str, EntryPoint)]) -> Option<String> {
             said.push(*e);
         }
     }
-    if said.len() < 2 || said.len() == ENTRY_POINTS.len() {
+    let all_met = ENTRY_POINTS.iter().all(|e| at_place.contains(e));
+    if said.len() < 2 || all_met {
         return None;
     }
     said.sort_by_key(|e| ENTRY_POINTS.iter().position(|p| p == e));
@@ -416,6 +429,13 @@ mod tests {
                     .to_string()
             ]]
         );
+        // One error whose words name the index type: two messages at one place, of two
+        // entry points each, all four together.
+        let typed = |with: &str, ty: &str| said(5, with).replace("e5", &format!("e5 {ty}"));
+        let both = [(i32, "int"), (i32c, "int"), (i64, "ll"), (i64c, "ll")]
+            .map(|(with, ty)| typed(with, ty))
+            .concat();
+        assert_eq!(notes(&both), [Vec::<String>::new(), Vec::new()]);
         let warned = said(5, i32).replace("error: e5", "warning #550-D: e5");
         assert_eq!(notes(&warned), [Vec::<String>::new()]);
         assert_eq!(notes(&said(5, i64)), [Vec::<String>::new()]);

@@ -173,6 +173,21 @@ fn a_body_s_error_only_some_entry_points_meet_names_them() {
         "{stderr}"
     );
 
+    // One whose words name the index type is two messages at one place, of two entry
+    // points each: all four make it, and neither is said of some only.
+    let spec = spec_in(
+        dir.path(),
+        &UNDECLARED.replace("y(i) = z(i);", "float* p = &i; y(i) = p[0];"),
+    );
+    let checked = imac(&["check", "--color", "never", "--arch", "sm_90", &spec]);
+    let stderr = String::from_utf8_lossy(&checked.stderr);
+    assert!(
+        stderr.contains("\"const int *\"")
+            && stderr.contains("\"const long long *\"")
+            && !stderr.contains("NVRTC says this only"),
+        "{stderr}"
+    );
+
     let spec = spec_in(
         dir.path(),
         &UNDECLARED.replace("y(i) = z(i);", "#include \"not_there.h\""),
