@@ -288,8 +288,8 @@ fn only_in(entries: &[(&str, EntryPoint)], at_place: &[EntryPoint]) -> Option<St
             .join(" and ")
     };
     let mut shared = Vec::new();
-    if said.iter().all(|e| e.index_type == said[0].index_type) {
-        shared.push(format!("I = {}", said[0].index_type));
+    if said.iter().all(|e| e.index_type() == said[0].index_type()) {
+        shared.push(format!("I = {}", said[0].index_type()));
     }
     if said.iter().all(|e| e.checked == said[0].checked) {
         shared.push(format!("IMA_CHECKED = {}", said[0].checked));

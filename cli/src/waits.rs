@@ -7,6 +7,7 @@ use std::fmt::Write;
 use std::path::Path;
 use std::process::Command;
 
+use ima_codegen::cuda::EntryPoint;
 use ima_dsl::ir;
 use ima_sass::{Function, Location};
 
@@ -24,14 +25,14 @@ pub enum Entry {
 }
 
 impl Entry {
-    /// Its name, from the kernel's two release entry points (the runtime's convention: a
-    /// checked one is the release one's name and `_checked`).
+    /// Its name, from the kernel's two release entry points (a checked one is its release
+    /// twin's, `EntryPoint::checked_twin`).
     fn name(self, entry_i32: &str, entry_i64: &str) -> String {
         match self {
             Entry::I32 => entry_i32.to_string(),
             Entry::I64 => entry_i64.to_string(),
-            Entry::I32Checked => format!("{entry_i32}_checked"),
-            Entry::I64Checked => format!("{entry_i64}_checked"),
+            Entry::I32Checked => EntryPoint::checked_twin(entry_i32),
+            Entry::I64Checked => EntryPoint::checked_twin(entry_i64),
         }
     }
 }

@@ -13,7 +13,8 @@ use quant::{QuantCu, quant};
 mod names;
 mod quant;
 
-pub use names::{DERIVED_PREFIXES, ENTRY_POINTS, EntryPoint, KERNEL_NAMESPACE_PREFIX};
+pub use ima_contract::{ENTRY_POINTS, EntryPoint};
+pub use names::{DERIVED_PREFIXES, KERNEL_NAMESPACE_PREFIX};
 use names::{accessor_type, kernel_namespace, stride_param, tensor_map_param};
 
 /// `e` as a value of the index type `index` (`I`, `int`, `long long`) where it initialises
@@ -100,7 +101,6 @@ struct ConstCu {
 }
 
 struct KernelCu {
-    name: String,
     /// The namespace of its declarations: [`KERNEL_NAMESPACE_PREFIX`] and its name.
     namespace: String,
     signature: String,
@@ -263,7 +263,8 @@ struct SharedCu {
 }
 
 struct Entry {
-    suffix: &'static str,
+    /// Its name (`rms_norm_i32`).
+    name: String,
     index_type: &'static str,
     checked: bool,
     /// Whether it takes the launch's record: its accessors then record violations through
@@ -478,12 +479,11 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
     let contract = contract_args(k);
     let abi = kernel_contract(m, k);
     let entries: Vec<Entry> = (ENTRY_POINTS.iter())
-        .map(|e| entry(k, &contract, &abi, e.suffix, e.index_type, e.checked))
+        .map(|&e| entry(k, &contract, &abi, e))
         .collect();
     let report_extents = report_extents(k, &index, &args);
 
     KernelCu {
-        name: k.name.clone(),
         namespace: kernel_namespace(&k.name),
         signature: k.signature(),
         docs: comment_lines(&k.docs),
@@ -502,8 +502,9 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
         launch,
         body_params: body_params.join(",\n    "),
         body_line: k.body.line,
+        // A spec with CRLF lines: `resume_lines` reads the line without its `\r`.
         body: (k.body.text.split('\n'))
-            .map(|l| match l == RESUME_LINE {
+            .map(|l| match l.trim_end_matches('\r') == RESUME_LINE {
                 true => format!("{l} "),
                 false => l.to_string(),
             })
@@ -803,10 +804,9 @@ fn entry(
     k: &ir::Kernel,
     contract: &[ContractArg<'_>],
     abi: &owned::KernelContract,
-    suffix: &'static str,
-    index_type: &'static str,
-    checked: bool,
+    e: EntryPoint,
 ) -> Entry {
+    let (index_type, checked) = (e.index_type(), e.checked);
     // The parameters in the ABI's order, defined once in ima-contract; the runtime pushes
     // a launch's values in the same order.
     let mut takes_record = false;
@@ -927,7 +927,7 @@ fn entry(
         })
         .collect();
     Entry {
-        suffix,
+        name: e.name(&k.name),
         index_type,
         checked,
         reports: takes_record,

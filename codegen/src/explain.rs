@@ -11,7 +11,11 @@ use table::table;
 
 /// The contract of every kernel of `m`, or of the one named `kernel`.
 pub fn explain(m: &ir::Module, kernel: Option<&str>) -> Result<String, String> {
-    let kernels: Vec<&Kernel> = m.kernels_named(kernel)?;
+    // A file of constants alone is explained: its constants.
+    let kernels: Vec<&Kernel> = match (kernel, m.kernels.is_empty() && !m.consts.is_empty()) {
+        (None, true) => Vec::new(),
+        _ => m.kernels_named(kernel)?,
+    };
     let mut out = String::new();
     if !m.consts.is_empty() {
         let consts: Vec<String> = m.consts.iter().map(|(n, v)| format!("{n} = {v}")).collect();

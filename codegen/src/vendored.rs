@@ -72,10 +72,10 @@ impl Report {
 }
 
 /// `word` as a POSIX shell reads it back: as it is where it holds only characters no shell
-/// gives a meaning, else in single quotes (a `'` as `'\''`).
+/// gives a meaning, else in single quotes (a `'` as `'\''`). (A first `=` zsh expands.)
 fn shell_word(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_./,:=+@%".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
+    if !word.is_empty() && !word.starts_with('=') && word.chars().all(plain) {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
@@ -124,4 +124,21 @@ pub fn check(dir: &Path, m: &ir::Module, spec_text: &str) -> Result<Report, Stri
         }
     }
     Ok(Report { stamp, drifts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    /// A word a shell would read otherwise is quoted, a `'` in it closed and escaped.
+    #[test]
+    fn a_word_a_shell_would_change_is_quoted() {
+        assert_eq!(shell_word("specs/attn.ima"), "specs/attn.ima");
+        assert_eq!(shell_word("sm_80,sm_90"), "sm_80,sm_90");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("=dir/k.ima"), "'=dir/k.ima'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

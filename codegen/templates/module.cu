@@ -1338,9 +1338,9 @@ __device__ __forceinline__ void ima_run(
 {% for e in k.entries %}
 {%- match k.cluster %}
 {%- when Some with (c) %}
-extern "C" __global__ void __cluster_dims__({{ c[0] }}, {{ c[1] }}, {{ c[2] }}) __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}) {{ k.name }}_{{ e.suffix }}(
+extern "C" __global__ void __cluster_dims__({{ c[0] }}, {{ c[1] }}, {{ c[2] }}) __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}) {{ e.name }}(
 {%- when None %}
-extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}) {{ k.name }}_{{ e.suffix }}(
+extern "C" __global__ void __launch_bounds__({{ k.threads }}, {{ k.min_blocks }}) {{ e.name }}(
 {%- endmatch %}
     {{ e.params }}) {
     using namespace {{ k.namespace }};

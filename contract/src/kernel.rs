@@ -335,8 +335,10 @@ pub struct SharedArray {
 pub const SHARED_ALIGN: usize = 16;
 
 /// The most dimensions an argument or a shared array may have: a checked-mode record
-/// holds this many indices and extents (`IMA_MAX_RANK`, codegen/include/ima.cuh, which a
-/// test holds to it), so a violation of a higher-ranked access would write past them.
+/// holds this many indices and extents (codegen/include/ima.cuh's `ImaRecord`, whose
+/// layout runtime/src/checked.rs's test holds to this, and `ImaPending`, whose
+/// `ima_note` static_asserts it), so a violation of a higher-ranked access would write
+/// past them.
 pub const MAX_RANK: usize = 8;
 
 /// Everything the runtime needs to check and launch one kernel.

@@ -11,12 +11,14 @@
 
 mod abi;
 mod dtype;
+mod entry_point;
 mod expr;
 mod kernel;
 pub mod owned;
 
 pub use abi::EntryParam;
 pub use dtype::DType;
+pub use entry_point::{ENTRY_POINTS, EntryPoint};
 pub use expr::{
     BinOp, Env, EvalError, ExprView, Node, NotConst, apply, eval, eval_const, eval_peak,
 };

@@ -322,8 +322,8 @@ pub fn kernel_contract(m: &ir::Module, k: &ir::Kernel) -> owned::KernelContract 
         empty: k.empty,
         block: k.block,
         block_from_occupancy: k.block_from_occupancy,
-        entry_i32: format!("{}_i32", k.name),
-        entry_i64: format!("{}_i64", k.name),
+        entry_i32: ima_contract::EntryPoint::I32.name(&k.name),
+        entry_i64: ima_contract::EntryPoint::I64.name(&k.name),
     }
 }
 

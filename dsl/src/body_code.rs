@@ -146,9 +146,11 @@ mod tests {
         assert!(!waits("/* ima_wait_for_inputs(); */ y(i) = x(i);"));
         assert!(!waits("printf(\"ima_wait_for_inputs\\n\");"));
         assert!(!waits("char c = 'i'; // ima_wait_for_inputs"));
-        // A prefixed character literal is one: what follows it is code.
-        assert!(waits("char c = u8'a'; ima_wait_for_inputs();"));
-        assert!(!waits("char c = u8'\\''; // ima_wait_for_inputs"));
+        // A prefixed character literal is one: what follows it is code, up to the next
+        // (read as a digit separator after `8`, it paired with the next quote).
+        assert!(waits(
+            "char c = u8' '; ima_wait_for_inputs(); char d = 'x';"
+        ));
         // Lines stay where they were.
         assert_eq!(code_only("a // b\nc /* d\ne */ f").lines().count(), 3);
     }

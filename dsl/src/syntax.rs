@@ -678,7 +678,8 @@ mod tests {
     /// character literal, whose brace does not count: the body is read whole.
     #[test]
     fn a_body_reads_digit_separators_and_prefixed_characters() {
-        let text = " int n = 1'000; unsigned h = 0xFF'FF; char c = u8'{'; y(i) = n + h + c; ";
+        // A single separator on its line was an unclosed character literal.
+        let text = " y(i) = 1'000 + x(i);\n unsigned h = 0xFF'FF; char c = u8'{'; y(i) += h + c; ";
         let spec = format!(
             "kernel k {{\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {{{text}}}\n}}\n"
         );

@@ -21,7 +21,8 @@ use crate::module::Module;
 use crate::tensor::Tensor;
 use crate::view::checked_numel;
 
-/// The most dimensions a view may have for a device-side copy.
+/// The most dimensions a view may have for a device-side copy (this file's `ImaGather`; a
+/// limit of its own, as large as a spec's argument's, `ima_contract::MAX_RANK`).
 pub const MAX_RANK: usize = 8;
 
 const SOURCE: &str = r#"

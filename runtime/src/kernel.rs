@@ -54,6 +54,7 @@ use crate::device::{DeviceId, DeviceLimits};
 use crate::error::Error;
 use crate::record::Record;
 use crate::violation::{LaunchError, Violation};
+use ima_contract::EntryPoint;
 use smallvec::SmallVec;
 
 /// Dynamic shared memory every function may use without opting in.
@@ -232,8 +233,8 @@ impl Kernel {
         let (entry_i64, static_i64) = entry(contract.entry_i64)?;
         // Generated modules have checked twins of both entry points; hand-written ones may not.
         let (checked_entries, checked_static) = if has_checked {
-            let (i32_checked, static_i32) = entry(&format!("{}_checked", contract.entry_i32))?;
-            let (i64_checked, static_i64) = entry(&format!("{}_checked", contract.entry_i64))?;
+            let (i32_checked, static_i32) = entry(&EntryPoint::checked_twin(contract.entry_i32))?;
+            let (i64_checked, static_i64) = entry(&EntryPoint::checked_twin(contract.entry_i64))?;
             (Some((i32_checked, i64_checked)), static_i32.max(static_i64))
         } else {
             (None, 0)

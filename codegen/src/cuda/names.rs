@@ -28,54 +28,6 @@ pub const DERIVED_PREFIXES: &[&str] = &[
     "ima_run",
 ];
 
-/// One of a kernel's four entry points, `extern "C"` functions `<kernel>_<suffix>`, each
-/// of which instantiates the kernel's body (`ima_body<I, IMA_CHECKED>`) for its index type
-/// and mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EntryPoint {
-    pub suffix: &'static str,
-    /// The C++ type of its indices, the body's `I`.
-    pub index_type: &'static str,
-    /// Whether its accessors check every index, the body's `IMA_CHECKED`.
-    pub checked: bool,
-}
-
-pub const ENTRY_POINTS: [EntryPoint; 4] = [
-    EntryPoint {
-        suffix: "i32",
-        index_type: "int",
-        checked: false,
-    },
-    EntryPoint {
-        suffix: "i64",
-        index_type: "long long",
-        checked: false,
-    },
-    EntryPoint {
-        suffix: "i32_checked",
-        index_type: "int",
-        checked: true,
-    },
-    EntryPoint {
-        suffix: "i64_checked",
-        index_type: "long long",
-        checked: true,
-    },
-];
-
-impl EntryPoint {
-    /// Its name for kernel `kernel`.
-    pub fn name(&self, kernel: &str) -> String {
-        format!("{kernel}_{}", self.suffix)
-    }
-
-    /// The template arguments of its instantiations as a compiler names them: `I=int,
-    /// IMA_CHECKED=false`.
-    pub fn template_args(&self) -> String {
-        format!("I={}, IMA_CHECKED={}", self.index_type, self.checked)
-    }
-}
-
 /// The namespace of kernel `name`'s declarations.
 pub(super) fn kernel_namespace(name: &str) -> String {
     format!("{KERNEL_NAMESPACE_PREFIX}{name}")

@@ -40,7 +40,11 @@ def foreign(t, what, error, pointer_device):
     Raises `error` (ContractError) for what is not device memory imac knows."""
     cai = getattr(t, "__cuda_array_interface__", None)
     dlpack = hasattr(t, "__dlpack__")
-    if cai is not None and not (dlpack and isinstance(cai, dict) and cai.get("typestr") not in TYPESTRS):
+    # A typestr imac does not know, as a string: bf16 and fp8 have none. (One that is no
+    # string is a malformed interface, refused as such.)
+    typestr = cai.get("typestr") if isinstance(cai, dict) else None
+    unknown = isinstance(typestr, str) and typestr not in TYPESTRS
+    if cai is not None and not (dlpack and unknown):
         return describe_cai(what, cai, error, pointer_device)
     if dlpack:
         try:
@@ -106,7 +110,7 @@ def describe_cai(what, cai, error, pointer_device=None):
         )
     readonly = bool(data[1])
     shape = cai["shape"]
-    extents = tuple(whole(n) for n in shape) if isinstance(shape, tuple) else (None,)
+    extents = tuple(whole(n) for n in shape) if isinstance(shape, (tuple, list)) else (None,)
     if any(n is None or n < 0 for n in extents):
         raise error(f"{what} has __cuda_array_interface__ shape {shape!r}, expected a tuple of extents")
     shape = extents
@@ -118,14 +122,15 @@ def describe_cai(what, cai, error, pointer_device=None):
         strides = tuple(reversed(strides))
     else:
         given = cai["strides"]
-        steps = tuple(whole(b) for b in given) if isinstance(given, tuple) else (None,)
+        steps = tuple(whole(b) for b in given) if isinstance(given, (tuple, list)) else (None,)
         if len(steps) != len(shape) or None in steps:
             raise error(
                 f"{what} has __cuda_array_interface__ strides {given!r}, expected a tuple of "
                 f"{len(shape)} byte strides"
             )
+        given = steps
         if any(b % size for b in steps):
-            raise error(f"{what} has strides {steps} bytes, not whole {dtype} elements")
+            raise error(f"{what} has strides {given} bytes, not whole {dtype} elements")
         strides = tuple(b // size for b in steps)
     stream = cai.get("stream")
     # bool is an int to Python, and no stream handle.

@@ -896,9 +896,12 @@ fn pointer_device(ptr: u64) -> PyResult<usize> {
 /// IMA_CHECKED may be (`ima::env_mode::checked_mode`: "on" is "wait").
 #[pyfunction]
 fn set_checked(mode: &str) -> PyResult<()> {
-    let m = ima::env_mode::checked_mode(mode).ok_or_else(|| {
-        PyValueError::new_err(format!("checked mode {mode:?}: off, wait (or on) or deferred"))
-    })?;
+    // An empty name means off in the environment, not as an argument.
+    let m = (ima::env_mode::checked_mode(mode))
+        .filter(|_| !mode.trim().is_empty())
+        .ok_or_else(|| {
+            PyValueError::new_err(format!("checked mode {mode:?}: off, wait (or on) or deferred"))
+        })?;
     MODES.lock().unwrap_or_else(|p| p.into_inner()).checked = Some(m);
     for (_, l) in LOADED.lock().unwrap_or_else(|p| p.into_inner()).iter() {
         l.kernels.iter().for_each(|k| k.set_checked_mode(m));
