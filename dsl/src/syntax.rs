@@ -39,14 +39,99 @@ fn syntax_error(e: pest::error::Error<Rule>, text: &str) -> Diagnostic {
         pest::error::InputLocation::Span((a, b)) => Span::new(a, b),
     };
     let message = e.variant.message().into_owned();
+    // A body that does not parse fails at its `body`, whatever inside it went wrong.
+    let at = &text[span.start.min(text.len())..];
+    if let Some(brace) = at.strip_prefix("body").and_then(|rest| rest.find('{')) {
+        let open = span.start + "body".len() + brace;
+        if let Some((unclosed, what)) = unclosed_in_body(text, open) {
+            return Diagnostic::error(
+                format!("syntax error: the body holds {what}"),
+                unclosed,
+                "not closed",
+            )
+            .with_help(match what.ends_with("never closes") {
+                true => "a body's braces are matched outside its comments: close it with `*/`",
+                false => {
+                    "a body's braces are matched outside its literals: close it, or escape the \
+                     quote (`'\\''`, `\"\\\"\"`)"
+                }
+            });
+        }
+    }
     let d = Diagnostic::error(format!("syntax error: {message}"), span, message);
-    if text[span.start.min(text.len())..].trim().is_empty() {
+    if at.trim().is_empty() {
         d.with_help(
             "the file ends inside a block: a `{` (of a kernel or a body) has no matching `}`",
         )
     } else {
         d
     }
+}
+
+/// The first literal or comment of the body whose `{` is at `open` in `text` that does not
+/// close (a string or character literal on its line, a `/*` comment at all), read as the
+/// grammar reads a body (dsl/src/ima.pest: identifiers and numbers whole, so that `1'000`
+/// is a number); None where every one closes, or the body's braces close first.
+fn unclosed_in_body(text: &str, open: usize) -> Option<(Span, &'static str)> {
+    let bytes = text.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let (mut depth, mut i) = (0usize, open);
+    while i < bytes.len() {
+        let (c, next) = (bytes[i], bytes.get(i + 1).copied());
+        match (c, next) {
+            (b'{', _) => depth += 1,
+            (b'}', _) => {
+                depth -= 1;
+                if depth == 0 {
+                    return None;
+                }
+            }
+            (b'/', Some(b'/')) => {
+                i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
+                continue;
+            }
+            (b'/', Some(b'*')) => match text[i + 2..].find("*/") {
+                Some(n) => i += 2 + n + 2,
+                None => return Some((Span::new(i, i + 2), "a `/*` comment that never closes")),
+            },
+            (b'"' | b'\'', _) => {
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != c && bytes[j] != b'\n' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= bytes.len() || bytes[j] != c {
+                    let what = match c {
+                        b'"' => "a string literal that does not close on its line",
+                        _ => "a character literal that does not close on its line",
+                    };
+                    let end = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
+                    return Some((Span::new(i, end), what));
+                }
+                i = j + 1;
+                continue;
+            }
+            (b'0'..=b'9', _) => {
+                i += 1;
+                while i < bytes.len()
+                    && (ident(bytes[i])
+                        || bytes[i] == b'.'
+                        || (bytes[i] == b'\'' && bytes.get(i + 1).is_some_and(|&b| ident(b))))
+                {
+                    i += 1;
+                }
+                continue;
+            }
+            _ if ident(c) => {
+                while i < bytes.len() && ident(bytes[i]) {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// How a grammar rule reads in an "expected ..." message.
@@ -684,6 +769,43 @@ mod tests {
             "kernel k {{\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {{{text}}}\n}}\n"
         );
         assert_eq!(body_of(&spec), text);
+    }
+
+    /// A literal or comment in a body that does not close is named where it starts; the
+    /// grammar's own error stood at `body {`.
+    #[test]
+    fn an_unclosed_literal_in_a_body_is_named_where_it_starts() {
+        let spec = |line: &str| {
+            format!(
+                "kernel k {{\n    in x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    body {{\n{line}\n    }}\n}}\n"
+            )
+        };
+        for (line, message, at) in [
+            (
+                "  s = \"ab;",
+                "a string literal that does not close on its line",
+                "\"ab;",
+            ),
+            (
+                "  c = 'a; y(i) = x(i);",
+                "a character literal that does not close on its line",
+                "'a; y(i) = x(i);",
+            ),
+            (
+                "  /* y(i) = x(i);",
+                "a `/*` comment that never closes",
+                "/*",
+            ),
+        ] {
+            let text = spec(line);
+            let d = &parse(&text).unwrap_err()[0];
+            assert_eq!(
+                d.message,
+                format!("syntax error: the body holds {message}"),
+                "{line}"
+            );
+            assert_eq!(&text[d.span.range()], at, "{line}");
+        }
     }
 
     /// A byte order mark before the first item is no part of the spec; a stray token at
