@@ -6,6 +6,8 @@ Run after installing the wheels of specs/rmsnorm.ima and specs/quant.ima
 """
 
 import ast
+import contextlib
+import os
 import pathlib
 import subprocess
 import sys
@@ -391,6 +393,22 @@ def test_a_zero_size_array_is_on_no_device():
                               ValueError, lambda p: 1)[4] == 1
 
 
+@contextlib.contextmanager
+def torch_whose_from_dlpack_gives(tensor):
+    """A stand-in for torch, while the block runs, whose from_dlpack gives `tensor`."""
+    import types
+
+    saved = sys.modules.get("torch")
+    sys.modules["torch"] = types.SimpleNamespace(from_dlpack=lambda t: tensor)
+    try:
+        yield
+    finally:
+        if saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved
+
+
 def test_a_dlpack_producer_needs_torch_and_cuda_memory():
     class Host:
         def __dlpack__(self, stream=None):
@@ -414,7 +432,7 @@ except rk.ContractError as e:
 """
     here = str(pathlib.Path(__file__).parent)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env=dict(__import__("os").environ, PYTHONPATH=here + ":" + __import__("os").environ.get("PYTHONPATH", "")))
+                         env=dict(os.environ, PYTHONPATH=here + ":" + os.environ.get("PYTHONPATH", "")))
     assert out.stdout.strip() == (
         "kernel rms_norm: argument `x` is a Host read through __dlpack__, which needs torch "
         "(torch.from_dlpack); install torch, or pass an object with __cuda_array_interface__"
@@ -427,25 +445,11 @@ except rk.ContractError as e:
         def __str__(self):
             return "cpu"
 
-    class Torch:
-        @staticmethod
-        def from_dlpack(t):
-            return type("Tensor", (), {"device": Device()})()
-
-    import types
-    saved = sys.modules.get("torch")
-    sys.modules["torch"] = types.SimpleNamespace(from_dlpack=Torch.from_dlpack)
-    try:
-        _imac.foreign(Host(), "kernel rms_norm: argument `x`", rk.ContractError, None)
-    except rk.ContractError as e:
-        assert str(e) == "kernel rms_norm: argument `x` is a Host whose memory is on cpu, not a CUDA device", str(e)
-    else:
-        raise AssertionError("host memory accepted")
-    finally:
-        if saved is None:
-            del sys.modules["torch"]
-        else:
-            sys.modules["torch"] = saved
+    with torch_whose_from_dlpack_gives(type("Tensor", (), {"device": Device()})()):
+        refused(
+            lambda: _imac.foreign(Host(), "kernel rms_norm: argument `x`", rk.ContractError, None),
+            "kernel rms_norm: argument `x` is a Host whose memory is on cpu, not a CUDA device",
+        )
 
 
 def test_an_interface_without_a_typestr_imac_knows_goes_through_dlpack():
@@ -457,16 +461,9 @@ def test_an_interface_without_a_typestr_imac_knows_goes_through_dlpack():
             raise AssertionError("from_dlpack is the fake's")
 
     import types
-    saved = sys.modules.get("torch")
     marker = type("Tensor", (), {"device": types.SimpleNamespace(type="cuda")})()
-    sys.modules["torch"] = types.SimpleNamespace(from_dlpack=lambda t: marker)
-    try:
+    with torch_whose_from_dlpack_gives(marker):
         assert _imac.foreign(Both(), "x", rk.ContractError, None) is marker
-    finally:
-        if saved is None:
-            del sys.modules["torch"]
-        else:
-            sys.modules["torch"] = saved
 
 
 def test_output_shapes_read_an_interface_s_shape():
