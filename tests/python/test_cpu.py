@@ -87,6 +87,20 @@ def test_a_cuda_array_interface_stream_is_passed_on():
         raise AssertionError("stream 0 accepted")
 
 
+def test_an_interface_that_raises_says_why():
+    # A property that raises AttributeError (a torch CPU tensor's) is no missing one.
+    class Host:
+        @property
+        def __cuda_array_interface__(self):
+            raise AttributeError("Can't get __cuda_array_interface__ on non-CUDA tensor type")
+
+    refused(
+        lambda: rk.rms_norm(Host(), Cai(), Cai(), 1e-6),
+        "kernel rms_norm: argument `x` is a Host whose __cuda_array_interface__ raised: "
+        "Can't get __cuda_array_interface__ on non-CUDA tensor type",
+    )
+
+
 def test_refuses_what_is_not_device_memory():
     try:
         rk.rms_norm([1.0], [1.0], [0.0], 1e-6)

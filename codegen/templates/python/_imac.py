@@ -38,7 +38,14 @@ def foreign(t, what, error, pointer_device):
     not know (bf16 and fp8 have none) is read through the producer's `__dlpack__` where it
     has one.
     Raises `error` (ContractError) for what is not device memory imac knows."""
-    cai = getattr(t, "__cuda_array_interface__", None)
+    try:
+        cai = t.__cuda_array_interface__
+    except AttributeError as e:
+        # A property that raised (a torch CPU tensor's: "Can't get __cuda_array_interface__
+        # on non-CUDA tensor type") says why; a missing one, that there is none.
+        if hasattr(type(t), "__cuda_array_interface__") and not hasattr(t, "__dlpack__"):
+            raise error(f"{what} is a {type(t).__name__} whose __cuda_array_interface__ raised: {e}") from None
+        cai = None
     dlpack = hasattr(t, "__dlpack__")
     # A typestr imac does not know, as a string: bf16 and fp8 have none. (One that is no
     # string is a malformed interface, refused as such.)
