@@ -25,14 +25,23 @@ pub enum Entry {
 }
 
 impl Entry {
-    /// Its name, from the kernel's two release entry points (a checked one is its release
-    /// twin's, `EntryPoint::checked_twin`).
-    fn name(self, entry_i32: &str, entry_i64: &str) -> String {
+    fn point(self) -> EntryPoint {
         match self {
-            Entry::I32 => entry_i32.to_string(),
-            Entry::I64 => entry_i64.to_string(),
-            Entry::I32Checked => EntryPoint::checked_twin(entry_i32),
-            Entry::I64Checked => EntryPoint::checked_twin(entry_i64),
+            Entry::I32 => EntryPoint::I32,
+            Entry::I64 => EntryPoint::I64,
+            Entry::I32Checked => EntryPoint::I32_CHECKED,
+            Entry::I64Checked => EntryPoint::I64_CHECKED,
+        }
+    }
+
+    /// Its name, from the kernel's two release entry points as its contract names them (a
+    /// checked one is its release twin's, `EntryPoint::checked_twin`).
+    fn name(self, entry_i32: &str, entry_i64: &str) -> String {
+        let point = self.point();
+        let release = if point.wide { entry_i64 } else { entry_i32 };
+        match point.checked {
+            true => EntryPoint::checked_twin(release),
+            false => release.to_string(),
         }
     }
 }

@@ -225,7 +225,7 @@ fn a_body_s_macro_and_marker_stay_in_the_body() {
     assert_eq!(checked.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&checked.stderr);
     // NVRTC points at the macro the name is inside.
-    let expected = format!("error: identifier \"z\" is undefined\n   ┌─ {spec}:15:16\n");
+    let expected = format!("error: identifier \"z\" is undefined\n   ┌─ {spec}:20:16\n");
     assert!(
         stderr.contains(&expected) && !stderr.contains("bug of imac's"),
         "{stderr}"

@@ -113,12 +113,12 @@ struct KernelCu {
     /// The body as written, but a line that is [`RESUME_LINE`] itself, which takes a space
     /// after it so that `resume_lines` leaves it alone.
     body: String,
-    /// The macros the body `#define`s outside its conditionals, undefined after it: they
-    /// would reach the next kernel's declarations (a body's `#define D 8` made another's
-    /// extent `const I 8`). One it defines under a conditional may be one it defines only
-    /// where it is not yet (`#ifndef INFINITY`, which ima.cuh defines) and is left.
-    /// (NVRTC knows no `#pragma push_macro`, which would restore either.)
-    body_macros: Vec<String>,
+    /// The macros the body `#define`s, each with the macro ([`names::had_macro`]) that
+    /// says it was defined before the body: after the body, one that was not is undefined,
+    /// since it would reach the next kernel's declarations (a body's `#define D 8` made
+    /// another's extent `const I 8`), and one that was (ima.cuh's INFINITY, under the
+    /// body's `#ifndef INFINITY`) stays. (NVRTC knows no `#pragma push_macro`.)
+    body_macros: Vec<(String, String)>,
     /// The spec's line of the body's closing brace, where the generated function's brace
     /// is said to stand: an error at the end of the body's last statement (a missing `;`)
     /// is then reported at the spec's line, not the generated file's. (On the body's last
@@ -510,7 +510,12 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        body_macros: ima_dsl::body_code::Directives::of(&k.body.text).defined,
+        body_macros: (ima_dsl::body_code::Directives::of(&k.body.text).defined.into_iter())
+            .map(|name| {
+                let had = names::had_macro(&name);
+                (name, had)
+            })
+            .collect(),
         brace_line: k.body.brace_line(),
         run_params: run_params.join(",\n    "),
         domain,

@@ -5,7 +5,7 @@
 
 mod table;
 
-use ima_contract::TmaLayout;
+use ima_contract::{ENTRY_POINTS, TmaLayout};
 use ima_dsl::ir::{self, BinOp, EmptyPolicy, Expr, Extent, Kernel, Launch, Resident};
 use table::table;
 
@@ -392,14 +392,14 @@ fn launch_rows(k: &Kernel) -> Vec<Vec<String>> {
             EmptyPolicy::Refuse => "refuse: a launch over no elements is an error".into(),
         },
     ));
-    let n = &k.name;
+    let [i32, i64, i32_checked, i64_checked] = ENTRY_POINTS.map(|e| e.name(&k.name));
     rows.push(row(
         "entries",
-        format!("{n}_i32 while every index fits in 32 bits, else {n}_i64"),
+        format!("{i32} while every index fits in 32 bits, else {i64}"),
     ));
     rows.push(row(
         "checked",
-        format!("{n}_i32_checked, {n}_i64_checked: accessors check every index"),
+        format!("{i32_checked}, {i64_checked}: accessors check every index"),
     ));
     rows
 }

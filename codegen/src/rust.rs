@@ -81,6 +81,9 @@ struct KernelRs {
     /// `[x, y, z]`.
     block: String,
     block_from_occupancy: bool,
+    /// Its release entry points' names (`ima_contract::EntryPoint`).
+    entry_i32: String,
+    entry_i64: String,
 }
 
 /// One field of a stub's named arguments.
@@ -436,6 +439,8 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         empty: format!("{:?}", c.empty),
         block: format!("{:?}", c.block),
         block_from_occupancy: c.block_from_occupancy,
+        entry_i32: c.entry_i32.clone(),
+        entry_i64: c.entry_i64.clone(),
     }
 }
 

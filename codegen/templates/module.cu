@@ -1264,6 +1264,11 @@ struct {{ a.type_name }} {
 {%- endif %}
 };
 {% endfor %}
+{% for (name, had) in k.body_macros -%}
+#ifdef {{ name }}
+#define {{ had }}
+#endif
+{% endfor -%}
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_body(
     {{ k.body_params }}) {
@@ -1271,8 +1276,11 @@ __device__ __forceinline__ void ima_body(
 {{ k.body }}
 #line {{ k.brace_line }} "{{ spec }}"
 }
-{%- for name in k.body_macros %}
+{%- for (name, had) in k.body_macros %}
+#ifndef {{ had }}
 #undef {{ name }}
+#endif
+#undef {{ had }}
 {%- endfor %}
 // ima:resume-line
 

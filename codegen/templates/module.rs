@@ -244,7 +244,7 @@ pub static {{ k.contract_name }}: ima::KernelContract = ima::KernelContract {
     empty: ima::EmptyPolicy::{{ k.empty }},
     block: {{ k.block }},
     block_from_occupancy: {{ k.block_from_occupancy }},
-    entry_i32: "{{ k.name }}_i32",
-    entry_i64: "{{ k.name }}_i64",
+    entry_i32: "{{ k.entry_i32 }}",
+    entry_i64: "{{ k.entry_i64 }}",
 };
 {% endfor -%}

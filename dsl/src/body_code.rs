@@ -1,8 +1,8 @@
 //! A body's CUDA C read as far as imac needs to, without parsing it: its code apart from
 //! comments and literals ([`code_only`]), the words it names ([`mentions_word`]), and its
-//! preprocessor directives ([`Directives`]): the macros it defines (outside its conditionals), which the generated
-//! code undefines after the body so that they reach no other kernel's declarations, and
-//! whether its conditionals close.
+//! preprocessor directives ([`Directives`]): the macros it defines, which the generated
+//! code undefines after the body where they were not defined before it, so that they
+//! reach no other kernel's declarations, and whether its conditionals close.
 
 /// C source `text` with its comments and string and character literals blanked (newlines
 /// kept), so that a word inside one is not read as code. A `'` inside a number is C++14's
@@ -78,9 +78,7 @@ pub fn mentions_word(text: &str, word: &str) -> bool {
 /// is none).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Directives {
-    /// The names its `#define`s outside any conditional define, in order, each once: the
-    /// body's own, since one defined already would be defined again. (One under `#ifndef
-    /// X` may be a definition it makes only where none is.)
+    /// The names its `#define`s define, in order, each once, under a conditional too.
     pub defined: Vec<String>,
     /// The 0-based line of each `#if`, `#ifdef` or `#ifndef` that no `#endif` closes.
     pub unclosed: Vec<usize>,
@@ -109,7 +107,7 @@ impl Directives {
                         found.unopened.push(line);
                     }
                 }
-                "define" if open.is_empty() => {
+                "define" => {
                     let rest = rest.trim_start();
                     let end = rest
                         .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
@@ -155,15 +153,15 @@ mod tests {
         assert_eq!(code_only("a // b\nc /* d\ne */ f").lines().count(), 3);
     }
 
-    /// Each macro a `#define` outside a conditional names, once; an `#if` left open and an
-    /// `#endif` that closes nothing by line; a `#` in a comment or a string, none.
+    /// Each macro a `#define` names, once, under a conditional too; an `#if` left open and
+    /// an `#endif` that closes nothing by line; a `#` in a comment or a string, none.
     #[test]
     fn a_body_s_directives_are_read_from_its_code() {
         let body = "\n#define D 8\n  #  define SQ(x) ((x) * (x))\n#define D 9\n#if D > 4\n#ifdef SQ\n#define UNDER_IF 1\n#endif\n// #define NOT_ONE\nconst char* s = \"#endif\";\n#endif\n#endif\n#ifndef Q\n";
         assert_eq!(
             Directives::of(body),
             Directives {
-                defined: vec!["D".into(), "SQ".into()],
+                defined: vec!["D".into(), "SQ".into(), "UNDER_IF".into()],
                 unclosed: vec![12],
                 unopened: vec![11],
             }

@@ -172,7 +172,7 @@ impl Module {
         }
         let checked = [contract.entry_i32, contract.entry_i64]
             .iter()
-            .all(|e| self.has(&format!("{e}_checked")));
+            .all(|e| self.has(&ima_contract::EntryPoint::checked_twin(e)));
         Kernel::load(
             &self.module,
             &self.file,

@@ -2635,15 +2635,28 @@ struct ima_accessor_y {
     }
 };
 
+#ifdef D
+#define ima_had_D
+#endif
+#ifdef TWICE
+#define ima_had_TWICE
+#endif
+#ifdef INFINITY
+#define ima_had_INFINITY
+#endif
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_body(
     const ima_accessor_x<I, IMA_CHECKED> x,
     const ima_accessor_y<I, IMA_CHECKED> y,
     const I N,
     const I i) {
-#line 8 "tests/in/body_directives.ima"
+#line 9 "tests/in/body_directives.ima"
 
+#if __CUDA_ARCH__ >= 800
 #define D 8
+#else
+#define D 4
+#endif
 #define TWICE(v) ((v) + (v))
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
@@ -2651,11 +2664,21 @@ __device__ __forceinline__ void ima_body(
 // ima:resume-line 
         y(i) = TWICE(x(i)) * D;
     
-#line 16 "tests/in/body_directives.ima"
+#line 21 "tests/in/body_directives.ima"
 }
+#ifndef ima_had_D
 #undef D
+#endif
+#undef ima_had_D
+#ifndef ima_had_TWICE
 #undef TWICE
-#line 2659 "body_directives.cu"
+#endif
+#undef ima_had_TWICE
+#ifndef ima_had_INFINITY
+#undef INFINITY
+#endif
+#undef ima_had_INFINITY
+#line 2682 "body_directives.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -2885,11 +2908,11 @@ __device__ __forceinline__ void ima_body(
     const I D,
     const I i,
     const I j) {
-#line 23 "tests/in/body_directives.ima"
+#line 28 "tests/in/body_directives.ima"
  y(i, j) = fmaxf(x(i, j), -INFINITY); 
-#line 23 "tests/in/body_directives.ima"
+#line 28 "tests/in/body_directives.ima"
 }
-#line 2893 "body_directives.cu"
+#line 2916 "body_directives.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -71,7 +71,7 @@ impl Kernels {
 
 /// `scale_by_macro(x: f32[N], y: f32[N])`
 ///
-/// Declared at `tests/in/body_directives.ima:4`.
+/// Declared at `tests/in/body_directives.ima:5`.
 pub struct ScaleByMacro {
     kernel: ima::Kernel,
 }
@@ -132,7 +132,7 @@ pub struct ScaleByMacroArgs<'a, X: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32
 pub static SCALE_BY_MACRO: ima::KernelContract = ima::KernelContract {
     name: "scale_by_macro",
     signature: "scale_by_macro(x: f32[N], y: f32[N])",
-    location: "tests/in/body_directives.ima:4",
+    location: "tests/in/body_directives.ima:5",
     symbols: &[
         ima::Symbol { name: "N", bound_by: ima::Binding { arg: 0, dim: 0 } },
     ],
@@ -182,7 +182,7 @@ pub static SCALE_BY_MACRO: ima::KernelContract = ima::KernelContract {
 
 /// `rows(x: f32[M,D], y: f32[M,D])`
 ///
-/// Declared at `tests/in/body_directives.ima:19`.
+/// Declared at `tests/in/body_directives.ima:24`.
 pub struct Rows {
     kernel: ima::Kernel,
 }
@@ -243,7 +243,7 @@ pub struct RowsArgs<'a, X: ima::ReadTensor<f32>, Y: ima::WriteTensor<f32>> {
 pub static ROWS: ima::KernelContract = ima::KernelContract {
     name: "rows",
     signature: "rows(x: f32[M,D], y: f32[M,D])",
-    location: "tests/in/body_directives.ima:19",
+    location: "tests/in/body_directives.ima:24",
     symbols: &[
         ima::Symbol { name: "M", bound_by: ima::Binding { arg: 0, dim: 0 } },
         ima::Symbol { name: "D", bound_by: ima::Binding { arg: 0, dim: 1 } },

@@ -15,6 +15,7 @@ pub const KERNEL_NAMESPACE_PREFIX: &str = "ima_kernel_";
 const ACCESSOR_PREFIX: &str = "ima_accessor_";
 const STRIDE_PREFIX: &str = "ima_stride_";
 const TENSOR_MAP_PREFIX: &str = "ima_tensor_map_";
+const HAD_MACRO_PREFIX: &str = "ima_had_";
 
 /// Every prefix above, and the names of the device functions module.cu declares in each
 /// kernel's namespace (`ima_body`, `ima_run`, which its entry points call unqualified), for
@@ -24,9 +25,16 @@ pub const DERIVED_PREFIXES: &[&str] = &[
     ACCESSOR_PREFIX,
     STRIDE_PREFIX,
     TENSOR_MAP_PREFIX,
+    HAD_MACRO_PREFIX,
     "ima_body",
     "ima_run",
 ];
+
+/// The macro that says a body's macro `name` was defined before the body (its `#define`
+/// then undoes nothing the body did not do, and stays).
+pub(super) fn had_macro(name: &str) -> String {
+    format!("{HAD_MACRO_PREFIX}{name}")
+}
 
 /// The namespace of kernel `name`'s declarations.
 pub(super) fn kernel_namespace(name: &str) -> String {
