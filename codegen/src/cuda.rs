@@ -510,12 +510,14 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelCu {
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        body_macros: (ima_dsl::body_code::Directives::of(&k.body.text).defined.into_iter())
-            .map(|name| {
-                let had = names::had_macro(&name);
-                (name, had)
-            })
-            .collect(),
+        body_macros: (ima_dsl::body_code::Directives::of(&k.body.text)
+            .defined
+            .into_iter())
+        .map(|name| {
+            let had = names::had_macro(&name);
+            (name, had)
+        })
+        .collect(),
         brace_line: k.body.brace_line(),
         run_params: run_params.join(",\n    "),
         domain,

@@ -211,44 +211,70 @@ pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
             ),
         ));
     }
+    // An old stamp that does not read (edited by hand) lists nothing to remove.
     let written_before = std::fs::read_to_string(&stamp_path)
         .ok()
         .and_then(|text| Stamp::parse(&text).ok())
         .map_or_else(Vec::new, |s| s.files);
-    for f in files {
+    let write = |f: &GeneratedFile| -> std::io::Result<()> {
         let path = dir.join(&f.path);
         if std::fs::read(&path).is_ok_and(|old| old == f.contents) {
-            continue;
+            return Ok(());
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::write(path, &f.contents)?;
+        std::fs::write(path, &f.contents)
+    };
+    // The stamp last: until the removals are done, the old one still lists what is left.
+    let (stamps, others): (Vec<&GeneratedFile>, Vec<&GeneratedFile>) =
+        files.iter().partition(|f| f.path == stamp::FILE);
+    for f in others {
+        write(f)?;
     }
-    for stale in written_before
-        .iter()
-        .filter(|p| !files.iter().any(|f| &f.path == *p))
-    {
-        // A listed path that climbs out of the crate (an edited stamp) is not imac's.
-        let inside = Path::new(stale)
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    for stale in &written_before {
+        // Written again under another case (a renamed spec on a file system that ignores
+        // case, where the old name is the new file) is not stale.
+        if files.iter().any(|f| f.path.eq_ignore_ascii_case(stale)) {
+            continue;
+        }
         let path = dir.join(stale);
-        if inside && path.is_file() {
+        if imacs_own(dir, stale) && path.is_file() {
             std::fs::remove_file(&path)?;
-            // Its folder too (python/NAME_kernels, src/ptx) where nothing is left in it.
-            if let Some(parent) = path.parent().filter(|p| *p != dir) {
-                let _ = std::fs::remove_dir(parent);
+            // Its folders too (python/NAME_kernels, python/, src/ptx), where left empty.
+            let mut folder = path.parent();
+            while let Some(f) = folder {
+                if f == dir || std::fs::remove_dir(f).is_err() {
+                    break;
+                }
+                folder = f.parent();
             }
         }
     }
+    for f in stamps {
+        write(f)?;
+    }
     Ok(())
+}
+
+/// Whether `listed`, a path a stamp in `dir` lists, is one imac may remove: inside the
+/// crate (an edited stamp may climb out of it), and not through a symbolic link (a
+/// `python/NAME_kernels` linked to a working folder is the user's).
+fn imacs_own(dir: &Path, listed: &str) -> bool {
+    let relative = Path::new(listed);
+    let inside = (relative.components()).all(|c| matches!(c, std::path::Component::Normal(_)));
+    let mut at = dir.to_path_buf();
+    let linked = relative.components().any(|c| {
+        at.push(c);
+        std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink())
+    });
+    inside && !linked
 }
 
 #[cfg(test)]
 mod tests {
     use super::{
-        CrateOptions, GeneratedFile, RuntimeDep, crate_files, image_paths, source_files,
+        CrateOptions, GeneratedFile, RuntimeDep, crate_files, image_paths, source_files, stamp,
         write_crate,
     };
 
@@ -334,6 +360,49 @@ mod tests {
         write_crate(dir.path(), &[file("b"), stamp]).unwrap();
         assert_ne!(std::fs::metadata(&path).unwrap().modified().unwrap(), old);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "b");
+    }
+
+    /// What an old stamp lists is not removed where it is the user's or written again:
+    /// behind a symbolic link (a package folder linked to a working copy), outside the
+    /// crate (an edited stamp), or the same path in another case (a renamed spec, on a file
+    /// system that ignores case). Folders left empty go with their files.
+    #[test]
+    fn what_is_not_imacs_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let crate_dir = dir.path().join("crate");
+        let text = |path: &str| GeneratedFile::text(path, path.into());
+        let stamp = |files: &[&str]| {
+            let listed: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+            GeneratedFile::text(
+                stamp::FILE,
+                format!(
+                    "imac = \"0\"\nspec = \"k.ima\"\nspec-hash = \"h\"\nruntime-version = \"0\"\narch = \"\"\nfiles = {:?}\n",
+                    listed.join(",")
+                ),
+            )
+        };
+        let old = [
+            "src/Attn.cu",
+            "python/k_kernels/_imac.py",
+            "src/ptx/sm_80.ptx",
+            "../outside",
+        ];
+        let mut first: Vec<GeneratedFile> = old[..3].iter().map(|p| text(p)).collect();
+        first.push(stamp(&old));
+        write_crate(&crate_dir, &first).unwrap();
+        std::fs::write(dir.path().join("outside"), "mine").unwrap();
+        // The package folder becomes a link to the user's own.
+        let mine = dir.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        std::fs::write(mine.join("_imac.py"), "mine").unwrap();
+        std::fs::remove_dir_all(crate_dir.join("python/k_kernels")).unwrap();
+        std::os::unix::fs::symlink(&mine, crate_dir.join("python/k_kernels")).unwrap();
+
+        write_crate(&crate_dir, &[text("src/attn.cu"), stamp(&["src/attn.cu"])]).unwrap();
+        assert!(mine.join("_imac.py").is_file(), "behind a link");
+        assert!(dir.path().join("outside").is_file(), "outside the crate");
+        assert!(crate_dir.join("src/Attn.cu").is_file(), "another case");
+        assert!(!crate_dir.join("src/ptx").exists(), "an emptied folder");
     }
 
     /// A directory that holds files and no stamp is not written to: the crate would

@@ -108,18 +108,30 @@ impl Stamp {
     }
 }
 
-/// The string of a `"..."` literal as `{:?}` writes it, for the escapes a path or a version
-/// can hold (`\\`, `\"`); `None` for anything else.
+/// The string of a `"..."` literal as `{:?}` writes it: `\\`, `\"`, `\'`, `\n`, `\r`,
+/// `\t`, `\0` and `\u{...}` (a path's no-break space is written so); `None` for anything
+/// else.
 fn unquote(literal: &str) -> Option<String> {
     let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
     let mut out = String::new();
     let mut chars = inner.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => match chars.next()? {
-                c @ ('\\' | '"') => out.push(c),
+            '\\' => out.push(match chars.next()? {
+                c @ ('\\' | '"' | '\'') => c,
+                'n' => '\n',
+                'r' => '\r',
+                't' => '\t',
+                '0' => '\0',
+                'u' => {
+                    let rest = chars.as_str().strip_prefix('{')?;
+                    let (hex, after) = rest.split_once('}')?;
+                    let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+                    chars = after.chars();
+                    c
+                }
                 _ => return None,
-            },
+            }),
             '"' => return None,
             c => out.push(c),
         }
@@ -135,7 +147,8 @@ mod tests {
     fn a_rendered_stamp_parses_back() {
         let stamp = Stamp {
             imac: "0.1.0".into(),
-            spec: r#"specs/a "b"\c.ima"#.into(),
+            // A no-break space, which `{:?}` writes as `\u{a0}`.
+            spec: "specs/a \"b\"\\c\u{a0}d.ima".into(),
             spec_hash: hash("kernel"),
             runtime: RuntimeDep::Path("../../runtime".into()),
             archs: vec!["sm_80".into(), "sm_90".into()],
