@@ -226,19 +226,24 @@ pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
         }
         std::fs::write(path, &f.contents)
     };
-    // The stamp last: until the removals are done, the old one still lists what is left.
+    // The stamp first where there was none (a run cut short leaves a crate imac will
+    // write again), else last: until the removals are done, the old one lists what is left.
     let (stamps, others): (Vec<&GeneratedFile>, Vec<&GeneratedFile>) =
         files.iter().partition(|f| f.path == stamp::FILE);
-    for f in others {
+    let first = !stamp_path.is_file();
+    for f in stamps.iter().filter(|_| first).chain(&others) {
         write(f)?;
     }
     for stale in &written_before {
-        // Written again under another case (a renamed spec on a file system that ignores
-        // case, where the old name is the new file) is not stale.
-        if files.iter().any(|f| f.path.eq_ignore_ascii_case(stale)) {
+        let path = dir.join(stale);
+        // Written again under another name of the same file (another case, on a file
+        // system that ignores it: a renamed spec's new .cu is the old one) is not stale.
+        if files
+            .iter()
+            .any(|f| same_file(&path, &dir.join(&f.path), stale, &f.path))
+        {
             continue;
         }
-        let path = dir.join(stale);
         if imacs_own(dir, stale) && path.is_file() {
             std::fs::remove_file(&path)?;
             // Its folders too (python/NAME_kernels, python/, src/ptx), where left empty.
@@ -255,6 +260,19 @@ pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
         write(f)?;
     }
     Ok(())
+}
+
+/// Whether `a` (listed as `a_listed`) and `b` (`b_listed`) are one file: the same device
+/// and inode where the system says, else names equal but for ASCII case.
+fn same_file(a: &Path, b: &Path, a_listed: &str, b_listed: &str) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return (a.dev(), a.ino()) == (b.dev(), b.ino());
+        }
+    }
+    a_listed.eq_ignore_ascii_case(b_listed)
 }
 
 /// Whether `listed`, a path a stamp in `dir` lists, is one imac may remove: inside the
@@ -364,8 +382,10 @@ mod tests {
 
     /// What an old stamp lists is not removed where it is the user's or written again:
     /// behind a symbolic link (a package folder linked to a working copy), outside the
-    /// crate (an edited stamp), or the same path in another case (a renamed spec, on a file
-    /// system that ignores case). Folders left empty go with their files.
+    /// crate (an edited stamp), or the file written again under another name (a renamed
+    /// spec's, on a file system that ignores case; a hard link stands for it here). A
+    /// file of another name is removed, and folders left empty go with their files.
+    #[cfg(unix)]
     #[test]
     fn what_is_not_imacs_is_left() {
         let dir = tempfile::tempdir().unwrap();
@@ -383,13 +403,20 @@ mod tests {
         };
         let old = [
             "src/Attn.cu",
+            "src/attn.cu",
             "python/k_kernels/_imac.py",
             "src/ptx/sm_80.ptx",
             "../outside",
+            "src/ALIAS.cu",
         ];
-        let mut first: Vec<GeneratedFile> = old[..3].iter().map(|p| text(p)).collect();
+        let mut first: Vec<GeneratedFile> = old[..4].iter().map(|p| text(p)).collect();
         first.push(stamp(&old));
         write_crate(&crate_dir, &first).unwrap();
+        std::fs::hard_link(
+            crate_dir.join("src/attn.cu"),
+            crate_dir.join("src/ALIAS.cu"),
+        )
+        .unwrap();
         std::fs::write(dir.path().join("outside"), "mine").unwrap();
         // The package folder becomes a link to the user's own.
         let mine = dir.path().join("mine");
@@ -401,7 +428,8 @@ mod tests {
         write_crate(&crate_dir, &[text("src/attn.cu"), stamp(&["src/attn.cu"])]).unwrap();
         assert!(mine.join("_imac.py").is_file(), "behind a link");
         assert!(dir.path().join("outside").is_file(), "outside the crate");
-        assert!(crate_dir.join("src/Attn.cu").is_file(), "another case");
+        assert!(crate_dir.join("src/ALIAS.cu").is_file(), "the same file");
+        assert!(!crate_dir.join("src/Attn.cu").exists(), "another file");
         assert!(!crate_dir.join("src/ptx").exists(), "an emptied folder");
     }
 

@@ -1276,13 +1276,13 @@ __device__ __forceinline__ void ima_body(
 {{ k.body }}
 #line {{ k.brace_line }} "{{ spec }}"
 }
+// ima:resume-line
 {%- for (name, had) in k.body_macros %}
 #ifndef {{ had }}
 #undef {{ name }}
 #endif
 #undef {{ had }}
 {%- endfor %}
-// ima:resume-line
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

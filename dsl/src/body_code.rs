@@ -84,6 +84,12 @@ pub struct Directives {
     pub unclosed: Vec<usize>,
     /// The 0-based line of each `#endif` that closes nothing.
     pub unopened: Vec<usize>,
+    /// Each `#undef` of a macro the body did not define above it (one defined before the
+    /// body, which later kernels would lose: the generated code cannot restore it), by
+    /// 0-based line.
+    pub undefined_not_own: Vec<(usize, String)>,
+    /// Each `#define` of a name starting `ima_` or `IMA_`, imac's own, by 0-based line.
+    pub defined_imacs: Vec<(usize, String)>,
 }
 
 impl Directives {
@@ -99,6 +105,15 @@ impl Directives {
                 .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
                 .unwrap_or(directive.len());
             let (word, rest) = directive.split_at(word_end);
+            // The macro a `#define` or `#undef` names; not one (`#define 8 x`, `defined`)
+            // is the body's own error, which NVRTC reports.
+            let rest = rest.trim_start();
+            let end = rest
+                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .unwrap_or(rest.len());
+            let name = Some(&rest[..end])
+                .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+                .filter(|n| *n != "defined");
             match word {
                 "if" | "ifdef" | "ifndef" => open.push(line),
                 "endif" => {
@@ -108,15 +123,19 @@ impl Directives {
                     }
                 }
                 "define" => {
-                    let rest = rest.trim_start();
-                    let end = rest
-                        .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                        .unwrap_or(rest.len());
-                    let name = &rest[..end];
-                    if !name.is_empty() && !found.defined.iter().any(|d| d == name) {
+                    let Some(name) = name else { continue };
+                    if name.starts_with("ima_") || name.starts_with("IMA_") {
+                        found.defined_imacs.push((line, name.to_string()));
+                    } else if !found.defined.iter().any(|d| d == name) {
                         found.defined.push(name.to_string());
                     }
                 }
+                "undef" => match name {
+                    Some(name) if !found.defined.iter().any(|d| d == name) => {
+                        found.undefined_not_own.push((line, name.to_string()))
+                    }
+                    _ => {}
+                },
                 _ => {}
             }
         }
@@ -154,7 +173,9 @@ mod tests {
     }
 
     /// Each macro a `#define` names, once, under a conditional too; an `#if` left open and
-    /// an `#endif` that closes nothing by line; a `#` in a comment or a string, none.
+    /// an `#endif` that closes nothing by line; a `#` in a comment or a string, none. An
+    /// `#undef` of a macro the body did not define above, and a `#define` of imac's names,
+    /// by line; what names no macro, nothing.
     #[test]
     fn a_body_s_directives_are_read_from_its_code() {
         let body = "\n#define D 8\n  #  define SQ(x) ((x) * (x))\n#define D 9\n#if D > 4\n#ifdef SQ\n#define UNDER_IF 1\n#endif\n// #define NOT_ONE\nconst char* s = \"#endif\";\n#endif\n#endif\n#ifndef Q\n";
@@ -164,6 +185,17 @@ mod tests {
                 defined: vec!["D".into(), "SQ".into(), "UNDER_IF".into()],
                 unclosed: vec![12],
                 unopened: vec![11],
+                ..Directives::default()
+            }
+        );
+        let body = "#undef INFINITY\n#define SQ 1\n#undef SQ\n#define ima_had_D\n#define 8 x\n#define defined\n";
+        assert_eq!(
+            Directives::of(body),
+            Directives {
+                defined: vec!["SQ".into()],
+                undefined_not_own: vec![(0, "INFINITY".into())],
+                defined_imacs: vec![(3, "ima_had_D".into())],
+                ..Directives::default()
             }
         );
     }

@@ -141,25 +141,33 @@ impl<'a> KernelChecker<'a> {
         self.errors.push(e);
     }
 
-    /// Refuses a body whose `#if` no `#endif` closes, or whose `#endif` closes no `#if`:
-    /// the generated code around it would be cut off or closed early, and NVRTC's error
-    /// land in imac's code, not the body.
-    fn conditionals_close(&mut self, kernel: &str, b: &ast::Body) {
+    /// Refuses a body's directives the generated code around it cannot stand: an `#if` no
+    /// `#endif` closes, or an `#endif` that closes no `#if` (the code after the body would
+    /// be cut off or closed early, and NVRTC's error land in imac's code); an `#undef` of a
+    /// macro defined before the body (later kernels would lose it, and the generated code
+    /// has no `push_macro` to restore it); a `#define` of imac's names (`ima_`, `IMA_`).
+    fn body_directives(&mut self, kernel: &str, b: &ast::Body) {
         let d = Directives::of(&b.text);
-        let unclosed = d
-            .unclosed
-            .iter()
-            .map(|&l| (l, "an `#if` that no `#endif` closes"));
-        let unopened = d
-            .unopened
-            .iter()
-            .map(|&l| (l, "an `#endif` that closes no `#if`"));
-        for (line, what) in unclosed.chain(unopened) {
+        let unclosed = (d.unclosed.iter()).map(|&l| (l, "an `#if` that no `#endif` closes".into()));
+        let unopened = (d.unopened.iter()).map(|&l| (l, "an `#endif` that closes no `#if`".into()));
+        let not_own = (d.undefined_not_own.iter()).map(|(l, name)| {
+            let what = format!(
+                "an `#undef` of `{name}`, which it did not define: later kernels would lose it"
+            );
+            (*l, what)
+        });
+        let imacs = (d.defined_imacs.iter()).map(|(l, name)| {
+            (
+                *l,
+                format!("a `#define` of `{name}`: names starting `ima_` or `IMA_` are imac's"),
+            )
+        });
+        for (line, what) in unclosed.chain(unopened).chain(not_own).chain(imacs) {
             let before: usize = b.text.split_inclusive('\n').take(line).map(str::len).sum();
             let text = b.text[before..].lines().next().unwrap_or("");
             let indent = text.len() - text.trim_start().len();
             let start = b.span.start + before + indent;
-            self.error(CheckError::BodyConditional {
+            self.error(CheckError::BodyDirective {
                 kernel: kernel.to_string(),
                 what,
                 span: Span::new(start, start + text.trim().len()),
@@ -303,7 +311,7 @@ impl<'a> KernelChecker<'a> {
         let threads_given = launch.is_some_and(|l| l.threads.is_some());
         let launch = launch.and_then(|l| self.launch(l, &tensors, &scope, &names));
         if let Some(b) = body {
-            self.conditionals_close(&k.name.name, b);
+            self.body_directives(&k.name.name, b);
         }
         let body = body.map(|b| ir::Body {
             text: b.text.clone(),

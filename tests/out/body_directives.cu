@@ -2666,6 +2666,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 21 "tests/in/body_directives.ima"
 }
+#line 2670 "body_directives.cu"
 #ifndef ima_had_D
 #undef D
 #endif
@@ -2678,7 +2679,6 @@ __device__ __forceinline__ void ima_body(
 #undef INFINITY
 #endif
 #undef ima_had_INFINITY
-#line 2682 "body_directives.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -182,8 +182,10 @@ check_errors! {
     /// `align(N)` on a shared array other than a power of two from 16 to 1024 (raised by
     /// check/shared.rs).
     SharedAlign { name: String, align: u64, span: Span },
-    /// A body's `#if` that no `#endif` closes, or `#endif` that closes no `#if`.
-    BodyConditional { kernel: String, what: &'static str, span: Span },
+    /// A body's directive the generated code around it cannot stand: an `#if` that no
+    /// `#endif` closes, an `#endif` that closes no `#if`, an `#undef` of a macro defined
+    /// before it, a `#define` of imac's names.
+    BodyDirective { kernel: String, what: String, span: Span },
     /// An argument whose constant extents multiply past i64 (its element count, which the
     /// entry points compute): every launch would be refused, or its count overflow.
     ElementCountOverflow { arg: String, extents: String, span: Span },
@@ -637,14 +639,14 @@ impl CheckError {
                  whole 8-row swizzle periods, at most 256 of them), and its columns 32 to 256 in steps of \
                  32 (boxes of 32 words, 128 bytes)",
             ),
-            BodyConditional { kernel, what, span } => Diagnostic::error(
+            BodyDirective { kernel, what, span } => Diagnostic::error(
                 format!("the body of `{kernel}` has {what}"),
                 *span,
-                "unbalanced",
+                "not allowed in a body",
             )
             .with_help(
-                "a body's conditionals close inside it: imac's code follows the body, and an \
-                 open `#if` would leave it out",
+                "imac's code and the other kernels follow the body: its conditionals close \
+                 inside it, and it undefines only the macros it defines",
             ),
             ElementCountOverflow { arg, extents, span } => Diagnostic::error(
                 format!("argument `{arg}` has more elements than 64 bits count: {extents} overflows"),
