@@ -171,15 +171,19 @@ fn main() -> ExitCode {
             vendored: None,
             arch,
             files,
-        } => files.iter().fold(true, |ok, f| match load(f, color) {
-            Some((m, _)) if arch.is_empty() => {
-                println!("{}: {} kernel(s) ok", f.display(), m.kernels.len());
-                ok
-            }
-            Some((m, text)) => (once_each(arch.clone()).iter())
-                .fold(ok, |ok, arch| check_bodies(&m, &text, arch, color) && ok),
-            None => false,
-        }),
+        } => {
+            let archs = once_each(arch);
+            files.iter().fold(true, |ok, f| match load(f, color) {
+                Some((m, _)) if archs.is_empty() => {
+                    println!("{}: {} kernel(s) ok", f.display(), m.kernels.len());
+                    ok
+                }
+                Some((m, text)) => {
+                    (archs.iter()).fold(ok, |ok, arch| check_bodies(&m, &text, arch, color) && ok)
+                }
+                None => false,
+            })
+        }
         Command::Explain { file, kernel } => match load(&file, color) {
             None => false,
             Some((m, _)) => match ima_codegen::explain::explain(&m, kernel.as_deref()) {

@@ -39,6 +39,8 @@ struct Message<'a> {
     /// The entry point whose instantiation of a body it was said for, as its kernel's name
     /// and the entry point (NVRTC's `detected during` lines).
     instantiated_for: Option<(&'a str, EntryPoint)>,
+    /// What it says, to tell it said again (`nvrtc_log::Message::said`).
+    said: Vec<&'a str>,
     whole: String,
 }
 
@@ -89,6 +91,7 @@ fn messages<'a>(log: &'a str, spec: &str) -> Vec<Message<'a>> {
                 quoted,
                 notes,
                 instantiated_for,
+                said: m.said().to_vec(),
                 whole: m.lines.join("\n").trim_end().to_string(),
             }
         })
@@ -228,7 +231,7 @@ pub fn read(log: &str, source: &Source, m: &ir::Module) -> Messages {
                 }
             }
             None => {
-                if generated_said.insert((msg.file, msg.line, msg.text.clone(), msg.quoted)) {
+                if generated_said.insert(msg.said) {
                     match msg.warning {
                         false => read.about_generated.push(msg.whole),
                         true => read.generated_warnings.push(msg.whole),

@@ -199,8 +199,9 @@ pub fn image_files(images: &[ArchImage]) -> Vec<GeneratedFile> {
 /// stamp lists (Cargo.lock, a build's output, a hand-added file) is left alone.
 pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
     let stamp_path = dir.join(stamp::FILE);
+    let stamped = stamp_path.is_file();
     let holds_files = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some());
-    if holds_files && !stamp_path.is_file() {
+    if holds_files && !stamped {
         return Err(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
             format!(
@@ -230,8 +231,7 @@ pub fn write_crate(dir: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
     // write again), else last: until the removals are done, the old one lists what is left.
     let (stamps, others): (Vec<&GeneratedFile>, Vec<&GeneratedFile>) =
         files.iter().partition(|f| f.path == stamp::FILE);
-    let first = !stamp_path.is_file();
-    for f in stamps.iter().filter(|_| first).chain(&others) {
+    for f in stamps.iter().filter(|_| !stamped).chain(&others) {
         write(f)?;
     }
     for stale in &written_before {

@@ -448,8 +448,9 @@ fn init_py(m: &ir::Module, lib: &str, kernels: &[&ir::Kernel]) -> String {
 
 Each function checks its arguments against the kernel's contract (the same checker as
 the Rust stubs) and raises ContractError (a ValueError) with the same text, before
-it launches anything (the first call loads the module on the device); a report from the device (checked mode, a bad index value, a
-fault in sync mode) raises DeviceError (a RuntimeError). Launches run on
+it launches anything (the first call loads the module on the device); a report from
+the device (checked mode, a bad index value, a fault in sync mode) raises DeviceError
+(a RuntimeError). Launches run on
 torch.cuda.current_stream() of the tensors' device, after the pending work on a
 __cuda_array_interface__ producer's stream. IMA_CHECKED=1, IMA_CHECKED=deferred
 and IMA_SYNC=1 apply as in Rust; set_checked, set_sync and check_deferred set them here.

@@ -100,18 +100,10 @@ impl Directives {
             let Some(directive) = text.trim_start().strip_prefix('#') else {
                 continue;
             };
-            let directive = directive.trim_start();
-            let word_end = directive
-                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                .unwrap_or(directive.len());
-            let (word, rest) = directive.split_at(word_end);
+            let (word, rest) = first_word(directive);
             // The macro a `#define` or `#undef` names; not one (`#define 8 x`, `defined`)
             // is the body's own error, which NVRTC reports.
-            let rest = rest.trim_start();
-            let end = rest
-                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                .unwrap_or(rest.len());
-            let name = Some(&rest[..end])
+            let name = Some(first_word(rest).0)
                 .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
                 .filter(|n| *n != "defined");
             match word {
@@ -124,7 +116,7 @@ impl Directives {
                 }
                 "define" => {
                     let Some(name) = name else { continue };
-                    if name.starts_with("ima_") || name.starts_with("IMA_") {
+                    if crate::reserved::imacs_prefix(name) {
                         found.defined_imacs.push((line, name.to_string()));
                     } else if !found.defined.iter().any(|d| d == name) {
                         found.defined.push(name.to_string());
@@ -142,6 +134,13 @@ impl Directives {
         found.unclosed = open;
         found
     }
+}
+
+/// `text`'s first word (letters, digits and `_`) after its blanks, and what follows it.
+fn first_word(text: &str) -> (&str, &str) {
+    let text = text.trim_start();
+    let end = (text.find(|c: char| !c.is_ascii_alphanumeric() && c != '_')).unwrap_or(text.len());
+    text.split_at(end)
 }
 
 #[cfg(test)]

@@ -127,15 +127,20 @@ const MODULE: &[&str] = &[
     "set_sync",
 ];
 
+/// Whether `name` starts `ima_` or `IMA_`, the prefixes of imac's own names (ima.cuh's and
+/// the generated code's), which a body may not `#define` either.
+pub(crate) fn imacs_prefix(name: &str) -> bool {
+    ["ima_", "IMA_"].iter().any(|p| name.starts_with(p))
+}
+
 /// Whether `name` takes a prefix of the generated code's names: `ima_` (ima.cuh's functions
 /// and every name the generated CUDA derives from the spec's), `IMA_` (its macros and the
 /// checked-mode template parameter), `Ima` and a capital (its types), `_` (the Python
 /// package's private names, and C's reserved ones), and `CUDART_` (the CUDA headers'
 /// constants, which are macros).
 fn generated_prefix(name: &str) -> bool {
-    ["ima_", "IMA_", "_", "CUDART_"]
-        .iter()
-        .any(|p| name.starts_with(p))
+    imacs_prefix(name)
+        || ["_", "CUDART_"].iter().any(|p| name.starts_with(p))
         || name
             .strip_prefix("Ima")
             .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))

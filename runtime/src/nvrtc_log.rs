@@ -86,10 +86,16 @@ pub struct Message<'a> {
     pub lines: Vec<&'a str>,
 }
 
-impl Message<'_> {
+impl<'a> Message<'a> {
     /// Where in `lines` its caret stands (a `^` alone, under the source line it quotes).
     pub fn caret(&self) -> Option<usize> {
         self.lines.iter().position(|l| l.trim() == "^")
+    }
+
+    /// What it says, to tell it said again for another entry point: its lines up to its
+    /// caret (its first line, details and quoted source), not the instantiation after.
+    pub fn said(&self) -> &[&'a str] {
+        &self.lines[..self.caret().map_or(1, |c| c + 1)]
     }
 }
 
@@ -121,11 +127,9 @@ pub fn messages<'a>(log: &'a str, file: &str) -> Vec<Message<'a>> {
 /// is returned as written.
 pub fn condense(log: &str) -> String {
     let mut seen = HashSet::new();
-    let (kept, repeated): (Vec<Message>, Vec<Message>) =
-        messages(log, "").into_iter().partition(|m| {
-            let said = &m.lines[..m.caret().map_or(1, |c| c + 1)];
-            seen.insert(said.join("\n"))
-        });
+    let (kept, repeated): (Vec<Message>, Vec<Message>) = messages(log, "")
+        .into_iter()
+        .partition(|m| seen.insert(m.said().join("\n")));
     if repeated.is_empty() {
         return log.to_string();
     }
