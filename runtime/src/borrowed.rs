@@ -25,20 +25,13 @@ use cudarc::driver::{
     sys::CUdeviceptr,
 };
 
+use crate::address::device_address;
 use crate::check::TensorMeta;
 use crate::contract::DType;
 use crate::device::DeviceId;
 use crate::element::Element;
 use crate::error::Error;
 use crate::view::{View, checked_buffer_len};
-
-/// The device address of a cudarc view, read once when a borrowed tensor is made (as an
-/// owned [`crate::Tensor`] reads its buffer's): it records a read on the view's own
-/// stream, which orders nothing new.
-fn address<T>(v: &impl DevicePtr<T>, stream: &CudaStream) -> u64 {
-    let (ptr, _record) = v.device_ptr(stream);
-    ptr
-}
 
 fn copy_error(dtype: DType) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
     Error::driver(format!("copying part of a {dtype} tensor to the host"))
@@ -57,7 +50,7 @@ impl<'a, T: Element> TensorView<'a, T> {
     /// (`slice.as_view()`, `slice.slice(range)`, or a view's `split_at`).
     pub fn new(buf: CudaView<'a, T>, shape: &[usize]) -> Result<Self, Error> {
         let view = View::contiguous(shape, checked_buffer_len(buf.len(), size_of::<T>())?)?;
-        let base_ptr = address(&buf, buf.stream());
+        let base_ptr = device_address(&buf, buf.stream());
         Ok(TensorView {
             buf,
             base_ptr,
@@ -145,7 +138,7 @@ impl<'a, T: Element> TensorViewMut<'a, T> {
     /// (`slice.as_view_mut()`, `slice.slice_mut(range)`, or a half of `split_at_mut`).
     pub fn new(buf: CudaViewMut<'a, T>, shape: &[usize]) -> Result<Self, Error> {
         let view = View::contiguous(shape, checked_buffer_len(buf.len(), size_of::<T>())?)?;
-        let base_ptr = address(&buf, buf.stream());
+        let base_ptr = device_address(&buf, buf.stream());
         Ok(TensorViewMut {
             buf,
             base_ptr,

@@ -7,8 +7,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, DevicePtr};
+use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut};
 
+use crate::address::device_address;
 use crate::borrowed::read_range;
 use crate::check::TensorMeta;
 use crate::contract::DType;
@@ -79,10 +80,7 @@ impl DynTensor {
     /// elements (trailing bytes short of a whole element are never reached).
     pub fn from_slice(dtype: DType, buf: CudaSlice<u8>, shape: &[usize]) -> Result<Self, Error> {
         let view = View::contiguous(shape, buf.len() / dtype.size())?;
-        let base_ptr = {
-            let (ptr, _record) = buf.device_ptr(buf.stream());
-            ptr
-        };
+        let base_ptr = device_address(&buf, buf.stream());
         Ok(DynTensor {
             dtype,
             buf,

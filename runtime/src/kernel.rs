@@ -28,6 +28,20 @@
 //! the stream runs its work in order, and frees are enqueued on it. Code that turns
 //! event tracking off (`disable_event_tracking`) takes over this duty.
 //!
+//! Two limits are cudarc's, and the caller's to order around:
+//! - cudarc keeps **one read event a buffer**, which each read records again. A buffer
+//!   read by kernels on two streams, one after the other, and then freed or written on a
+//!   third waits for the later read only. Make the second reader's stream wait on the
+//!   first (`CudaStream::join`), or synchronise, before a buffer read on two streams is
+//!   freed or written.
+//! - cudarc counts the streams it made: once the last one besides the default is
+//!   dropped, it stops recording and waiting on events, so a buffer dropped after that
+//!   is freed without waiting for a kernel still running on the dropped stream. Keep a
+//!   stream alive, or synchronise it, until the buffers its kernels use are dropped.
+//!
+//! A tensor made over a buffer reads its address without recording a read
+//! (runtime/src/address.rs), so making one never hides a kernel's read.
+//!
 //! # Sync mode
 //!
 //! With [`Kernel::set_sync`] (or `IMA_SYNC=1`), every launch synchronises its stream and

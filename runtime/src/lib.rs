@@ -12,6 +12,7 @@
 extern crate self as ima_runtime;
 
 mod abi;
+mod address;
 mod arg;
 mod borrowed;
 mod capacity;

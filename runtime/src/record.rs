@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, result, sys};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError, result, sys};
 
+use crate::address::device_address;
 use crate::checked::ViolationRecord;
 
 /// A violation record on the device with its flag on the host.
@@ -37,8 +38,7 @@ impl Record {
     /// graph orders its own use of the record (it waits for its last replay before it reads
     /// or frees one).
     pub(crate) fn address(&self) -> u64 {
-        let (ptr, _record) = self.device.device_ptr(self.device.stream());
-        ptr
+        device_address(&self.device, self.device.stream())
     }
 
     /// The stream the record was made on.

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use std::ops::Range;
 
-use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, DevicePtr};
+use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut};
 
+use crate::address::device_address;
 use crate::borrowed::{TensorView, TensorViewMut, read_range};
 use crate::check::TensorMeta;
 use crate::device::DeviceId;
@@ -83,10 +84,7 @@ impl<T: Element> Tensor<T> {
     /// Wraps an existing buffer as a contiguous row-major tensor over its first elements.
     pub fn from_slice(buf: CudaSlice<T>, shape: &[usize]) -> Result<Self, Error> {
         let view = View::contiguous(shape, checked_buffer_len(buf.len(), size_of::<T>())?)?;
-        let base_ptr = {
-            let (ptr, _record) = buf.device_ptr(buf.stream());
-            ptr
-        };
+        let base_ptr = device_address(&buf, buf.stream());
         Ok(Tensor {
             buf,
             base_ptr,

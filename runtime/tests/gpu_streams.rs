@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use ima_runtime::cudarc::driver::{CudaContext, CudaStream};
+use ima_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use ima_runtime::{
     Binding, DType, EmptyPolicy, Expr, Extent, Graph, Kernel, KernelArg, KernelContract, Launch,
-    Module, Param, Role, Scalar, Symbol, Tensor, TensorArg,
+    Module, Param, Role, Scalar, Symbol, Tensor, TensorArg, TensorView, TensorViewMut,
 };
 
 const N_EXTENT: Extent = Extent {
@@ -80,6 +80,28 @@ static COPY: KernelContract = KernelContract {
     entry_i64: "copy_i64",
 };
 
+/// `late_copy(x: f32[N], z: f32[N], cycles: i64)`: each thread busy-waits `cycles`
+/// clocks, then copies.
+static LATE_COPY: KernelContract = KernelContract {
+    name: "late_copy",
+    signature: "late_copy(x: f32[N], z: f32[N], cycles: i64)",
+    location: "tests/gpu_streams.rs:3",
+    symbols: &[N_SYMBOL],
+    args: &[vector("x", Role::In), vector("z", Role::Out)],
+    params: &[Param {
+        name: "cycles",
+        dtype: DType::I64,
+    }],
+    constraints: &[],
+    shared: &[],
+    launch: Launch::Threads { arg: 1 },
+    empty: EmptyPolicy::Skip,
+    block: [128, 1, 1],
+    block_from_occupancy: false,
+    entry_i32: "late_copy_i32",
+    entry_i64: "late_copy_i64",
+};
+
 const SOURCE: &str = r#"
 template <typename I>
 __device__ void spin(float* y, I y0, I N, float value, long long cycles) {
@@ -110,6 +132,19 @@ extern "C" __global__ void __launch_bounds__(128)
 copy_i64(const float* x, long long x0, float* z, long long z0, long long N) {
     copy<long long>(x, x0, z, z0, N);
 }
+extern "C" __global__ void __launch_bounds__(128)
+late_copy_i32(const float* x, int x0, float* z, int z0, int N, long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    copy<int>(x, x0, z, z0, N);
+}
+extern "C" __global__ void __launch_bounds__(128)
+late_copy_i64(const float* x, long long x0, float* z, long long z0, long long N,
+              long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    copy<long long>(x, x0, z, z0, N);
+}
 "#;
 
 /// About 0.1 s on a 2 GHz GPU: long enough that an unordered reader would run first.
@@ -120,18 +155,35 @@ const CYCLES: i64 = 200_000_000;
 fn the_stream_kernels_compile() {
     let ptx = ima_runtime::compile_ptx_checked(SOURCE, "tests/gpu_streams.rs", "sm_90")
         .unwrap_or_else(|e| panic!("{e}"));
-    for entry in ["spin_i32", "spin_i64", "copy_i32", "copy_i64"] {
+    for entry in [
+        "spin_i32",
+        "spin_i64",
+        "copy_i32",
+        "copy_i64",
+        "late_copy_i32",
+        "late_copy_i64",
+    ] {
         assert!(ptx.contains(&format!(".entry {entry}(")), "{entry}");
     }
 }
 
-fn setup() -> (Arc<CudaContext>, Kernel, Kernel) {
+struct Kernels {
+    spin: Kernel,
+    copy: Kernel,
+    late_copy: Kernel,
+}
+
+fn setup() -> (Arc<CudaContext>, Kernels) {
     let ctx = CudaContext::new(0).unwrap_or_else(|e| panic!("{e}"));
     let module =
         Module::compile(&ctx, "tests/gpu_streams.rs", SOURCE).unwrap_or_else(|e| panic!("{e}"));
-    let spin = module.kernel(&SPIN).unwrap_or_else(|e| panic!("{e}"));
-    let copy = module.kernel(&COPY).unwrap_or_else(|e| panic!("{e}"));
-    (ctx, spin, copy)
+    let kernel = |c| module.kernel(c).unwrap_or_else(|e| panic!("{e}"));
+    let kernels = Kernels {
+        spin: kernel(&SPIN),
+        copy: kernel(&COPY),
+        late_copy: kernel(&LATE_COPY),
+    };
+    (ctx, kernels)
 }
 
 fn spin(kernel: &Kernel, stream: &Arc<CudaStream>, y: &mut Tensor<f32>, value: f32) {
@@ -147,7 +199,14 @@ fn spin(kernel: &Kernel, stream: &Arc<CudaStream>, y: &mut Tensor<f32>, value: f
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_reader_on_another_stream_waits_for_the_writer() {
-    let (ctx, spin_k, copy_k) = setup();
+    let (
+        ctx,
+        Kernels {
+            spin: spin_k,
+            copy: copy_k,
+            ..
+        },
+    ) = setup();
     // Two streams put the context in multi-stream mode: cudarc's events are live.
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     assert!(ctx.is_managing_stream_synchronization());
@@ -173,7 +232,7 @@ fn a_reader_on_another_stream_waits_for_the_writer() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_tensor_dropped_right_after_its_launch_outlives_the_kernel() {
-    let (ctx, spin_k, _) = setup();
+    let (ctx, Kernels { spin: spin_k, .. }) = setup();
 
     // After each drop a tensor of the same size is allocated on the freeing stream and
     // filled with 9: the stream-ordered pool hands it y's memory as soon as the free is
@@ -204,7 +263,7 @@ fn a_tensor_dropped_right_after_its_launch_outlives_the_kernel() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_read_on_another_stream_waits_for_a_replay_that_wrote_the_tensor() {
-    let (ctx, spin_k, _) = setup();
+    let (ctx, Kernels { spin: spin_k, .. }) = setup();
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let n = 4096;
     let mut y = Tensor::<f32>::zeros(&b, &[n]).unwrap();
@@ -224,7 +283,14 @@ fn a_read_on_another_stream_waits_for_a_replay_that_wrote_the_tensor() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_replay_waits_for_a_launch_on_another_stream_that_wrote_its_input() {
-    let (ctx, spin_k, copy_k) = setup();
+    let (
+        ctx,
+        Kernels {
+            spin: spin_k,
+            copy: copy_k,
+            ..
+        },
+    ) = setup();
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let n = 4096;
     let mut x = Tensor::<f32>::zeros(&a, &[n]).unwrap();
@@ -246,7 +312,7 @@ fn a_replay_waits_for_a_launch_on_another_stream_that_wrote_its_input() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_graph_dropped_right_after_its_replay_outlives_it_and_so_do_its_tensors() {
-    let (ctx, spin_k, _) = setup();
+    let (ctx, Kernels { spin: spin_k, .. }) = setup();
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     // Allocated on b, written by a replay on a, dropped at once: the graph's drop waits for
     // its replay, and the free on b waits for the replay's write event.
@@ -265,5 +331,60 @@ fn a_graph_dropped_right_after_its_replay_outlives_it_and_so_do_its_tensors() {
     let z = Tensor::full(&b, 9.0f32, &[1 << 16]).unwrap();
     a.synchronize().unwrap();
     assert_eq!(z.to_host(&b).unwrap(), vec![9.0; 1 << 16]);
+    ctx.check_err().unwrap();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_view_made_while_another_stream_reads_the_buffer_keeps_a_writer_waiting() {
+    let (ctx, k) = setup();
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let n = 4096;
+    // x's own stream is b; a late reader on a copies it.
+    let mut x: CudaSlice<f32> = b.clone_htod(&vec![1.0f32; n]).unwrap();
+    let mut z = Tensor::<f32>::zeros(&a, &[n]).unwrap();
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+    let xv = TensorView::of_slice(&x, &[n]).unwrap();
+    k.late_copy
+        .launch(
+            &a,
+            &mut [KernelArg::read(&xv), KernelArg::write(&mut z)],
+            &[Scalar::I64(CYCLES)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Views made after that read only x's address: they must not stand for a's read, or
+    // the write below, on b, would not wait for the copy and the copy would read 5.
+    drop(TensorView::of_slice(&x, &[n]).unwrap());
+    let mut xm = TensorViewMut::of_slice(&mut x, &[n]).unwrap();
+    k.spin
+        .launch(
+            &b,
+            &mut [KernelArg::write(&mut xm)],
+            &[Scalar::F32(5.0), Scalar::I64(0)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(z.to_host(&a).unwrap(), vec![1.0; n]);
+    // The owned tensor made over a buffer that a kernel is reading does the same.
+    let y: CudaSlice<f32> = b.clone_htod(&vec![2.0f32; n]).unwrap();
+    b.synchronize().unwrap();
+    let yv = TensorView::of_slice(&y, &[n]).unwrap();
+    k.late_copy
+        .launch(
+            &a,
+            &mut [KernelArg::read(&yv), KernelArg::write(&mut z)],
+            &[Scalar::I64(CYCLES)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(yv);
+    let mut y = Tensor::from_slice(y, &[n]).unwrap();
+    k.spin
+        .launch(
+            &b,
+            &mut [KernelArg::write(&mut y)],
+            &[Scalar::F32(5.0), Scalar::I64(0)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(z.to_host(&a).unwrap(), vec![2.0; n]);
     ctx.check_err().unwrap();
 }
