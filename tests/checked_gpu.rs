@@ -379,6 +379,41 @@ fn a_deferred_violation_is_reported_by_the_next_launch_which_does_not_run() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn a_deferred_violation_is_reported_by_the_next_launch_in_any_mode() {
+    let (ctx, stream) = setup();
+    let kernels = planted::Kernels::load(&ctx).unwrap();
+    let (m, n) = (45, 20);
+    let x = Tensor::from_host(&stream, &data(m * n, 3), &[m, n]).unwrap();
+    for next in [ima::CheckedMode::Off, ima::CheckedMode::Wait] {
+        kernels.set_checked_mode(ima::CheckedMode::Deferred);
+        let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
+        kernels
+            .transpose_swapped
+            .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut y })
+            .unwrap();
+        stream.synchronize().unwrap();
+        // Switched out of deferred mode, the next launch still returns what the deferred
+        // one left, and does not run.
+        kernels.set_checked_mode(next);
+        let mut z = Tensor::full(&stream, 7.0f32, &[n, m]).unwrap();
+        let r = report(
+            kernels
+                .transpose_swapped
+                .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut z }),
+        );
+        assert!(r.deferred, "{next:?}: {r}");
+        assert_eq!(r.count as usize, n * (m - n), "{next:?}: {r}");
+        assert!(
+            z.to_host(&stream).unwrap().iter().all(|&v| v == 7.0),
+            "{next:?}"
+        );
+        kernels.check_deferred().unwrap();
+    }
+    context_still_healthy(&ctx, &stream);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn check_deferred_waits_for_the_launches_and_counts_them_all() {
     let (ctx, stream) = setup();
     let kernels = planted::Kernels::load(&ctx).unwrap();

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use ima::cudarc::driver::{CudaContext, CudaStream};
 use ima::half::{bf16, f16};
-use ima::{CheckedMode, Error, IndexValue, Kernel, Launched, Tensor, ValueFault};
+use ima::{CheckedMode, Error, IndexValue, Kernel, KernelArg, Launched, Tensor, ValueFault};
 use index_spec::Kernels;
 
 const MODES: [CheckedMode; 3] = [CheckedMode::Off, CheckedMode::Wait, CheckedMode::Deferred];
@@ -296,6 +296,25 @@ fn a_bad_token_id_is_reported_in_every_mode_and_reads_row_zero() {
             entry(&host),
             ("ids", &[first_bad as i64][..], entries[first_bad], fault),
             "{what}: {host}"
+        );
+        // The kernel's own validate, with the ids passed writable: read all the same.
+        let mut ids_w = Tensor::from_host(&stream, ids, &[t]).unwrap();
+        let host = refused(
+            kernel.validate(
+                &stream,
+                &mut [
+                    KernelArg::write(&mut ids_w),
+                    KernelArg::read(&table_d),
+                    KernelArg::write(&mut y),
+                ],
+                &[],
+            ),
+            what,
+        );
+        assert_eq!(
+            entry(&host),
+            ("ids", &[first_bad as i64][..], entries[first_bad], fault),
+            "{what}, ids passed writable: {host}"
         );
         let want = embedding_reference(ids, &table, v, d);
         for mode in MODES {

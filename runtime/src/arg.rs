@@ -286,6 +286,15 @@ impl<'a> KernelArg<'a> {
         }
     }
 
+    /// The tensor passed, read or written; `None` for a logical shape.
+    pub(crate) fn tensor(&self) -> Option<&dyn DeviceTensor> {
+        match self {
+            KernelArg::Read(t) => Some(*t),
+            KernelArg::Write(t) => Some(&**t),
+            KernelArg::Logical(_) => None,
+        }
+    }
+
     pub(crate) fn is_read_only(&self) -> bool {
         matches!(self, KernelArg::Read(_))
     }

@@ -32,7 +32,9 @@ pub(crate) use memo::Memo;
 pub(crate) use memory::view_address;
 
 use crate::capacity::{ARGS, VALUES};
-use crate::contract::{EmptyPolicy, EvalError, KernelContract, Role, Scalar, TensorArg, physical};
+use crate::contract::{
+    EmptyPolicy, EvalError, Extent, KernelContract, Role, Scalar, TensorArg, physical,
+};
 use crate::device::{DeviceId, DeviceLimits};
 use crate::layout::{self, Reach};
 use crate::violation::{Bound, LaunchError, Violation};
@@ -394,9 +396,12 @@ fn check_constraints(c: &KernelContract, env: &Env<'_>, v: &mut Vec<Violation>) 
     }
 }
 
-/// A value contract whose range is empty for this launch admits no entry, and the kernel
-/// would read a refused entry as the range's lower bound, itself outside: refused while
-/// the tensor has entries.
+/// A value contract's bounds for this launch. The kernel tests an entry by one unsigned
+/// comparison that holds only for lo <= hi (ima.cuh's `ima_value_in`), so a bound that cannot
+/// be evaluated is refused, as is a range empty while the tensor has entries: without a
+/// sentinel the kernel reads a refused entry as the range's lower bound, itself outside;
+/// with one a refused entry gives no value, so lo = hi (every entry the sentinel) is sound
+/// and only hi < lo is refused.
 fn check_value_ranges(
     c: &KernelContract,
     args: &[TensorMeta<'_>],
@@ -406,12 +411,31 @@ fn check_value_ranges(
 ) {
     for ((a, m), &ok) in c.args.iter().zip(args).zip(ranked) {
         let Some(values) = a.values else { continue };
-        if !ok || m.shape.contains(&0) {
+        if !ok {
             continue;
         }
-        if let (Some(Ok(lo)), Some(Ok(hi))) = (env.eval(&values.lo.expr), env.eval(&values.hi.expr))
-            && hi <= lo
-        {
+        let mut bound = |e: &Extent| match env.eval(&e.expr) {
+            Some(Ok(x)) => Some(x),
+            Some(Err(error)) => {
+                v.push(Violation::Eval {
+                    site: format!("argument {}: values({})", a.name, values.text),
+                    text: e.text,
+                    error,
+                    values: env.values_of(&e.expr, c),
+                });
+                None
+            }
+            // A symbol is unbound, already reported.
+            None => None,
+        };
+        let (Some(lo), Some(hi)) = (bound(&values.lo), bound(&values.hi)) else {
+            continue;
+        };
+        let empty = match values.sentinel {
+            Some(_) => hi < lo,
+            None => hi <= lo,
+        };
+        if empty && !m.shape.contains(&0) {
             v.push(Violation::EmptyValueRange {
                 arg: a.name,
                 contract: values.text,

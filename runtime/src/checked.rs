@@ -25,8 +25,9 @@ pub enum CheckedMode {
     /// [`crate::Error::OutOfBounds`]. The usual mode for finding a bug.
     Wait,
     /// Checked; launches return once enqueued, and a violation the kernel made is
-    /// returned by its next launch after the faulty one finished (which then does not
-    /// launch), or by [`crate::Kernel::check_deferred`]. Costs no wait on the host, so it can stay
+    /// returned by its next launch after the faulty one finished (in whatever mode, and
+    /// one with nothing to do included; it then does not launch), or by
+    /// [`crate::Kernel::check_deferred`]. Costs no wait on the host, so it can stay
     /// on in a pipeline: the report is late but still names the kernel, argument and index.
     Deferred,
 }
@@ -163,7 +164,7 @@ impl ViolationRecord {
             VALUE_ORDER => ValueFault::Order { previous: self.lo },
             VALUE_FIRST => ValueFault::First { expected: self.lo },
             VALUE_LAST => ValueFault::Last {
-                expected: self.hi - 1,
+                expected: self.hi.saturating_sub(1),
             },
             _ => {
                 let mut oob = self.describe(c);

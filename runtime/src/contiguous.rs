@@ -102,6 +102,13 @@ fn gather<T>(
         return Err(fail("the view is not in the stream's context"));
     }
     let size = meta.dtype.size();
+    // The gather loads whole elements: a misaligned one faults the context (a raw view's
+    // address is its maker's, checked by nothing before).
+    if !meta.base_ptr.is_multiple_of(size as u64) {
+        return Err(fail(
+            "the view's address is not a multiple of its element size",
+        ));
+    }
     let n = crate::layout::numel(meta.shape).ok_or_else(|| fail("the element count overflows"))?;
     if n == 0 {
         return Ok(());

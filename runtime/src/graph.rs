@@ -266,7 +266,7 @@ impl<'a> Graph<'a> {
             .nodes
             .get_mut(node)
             .ok_or_else(|| no_node(node, nodes))?;
-        let (name, handle) = (n.work.name(), n.handle);
+        let name = n.work.name();
         let in_node = |source| Error::InGraph {
             node,
             kernel: name,
@@ -298,21 +298,31 @@ impl<'a> Graph<'a> {
             n.work.swap(update),
             std::mem::replace(&mut n.args, args.into()),
         );
-        let set = self.ordinary_edges_after_update(node).and_then(|()| {
-            let work = &self.nodes[node].work;
-            work.with_params(|p| self.exec.set(handle, p))?;
-            match work {
-                Work::Kernel(k) => self.exec.set_enabled(handle, !k.launch.skip),
-                Work::Memory(_) => Ok(()),
-            }
-        });
+        let set = (self.ordinary_edges_after_update(node)).and_then(|()| self.write_node(node));
         if let Err(e) = set {
             let n = &mut self.nodes[node];
             n.work.swap(old.0);
             n.args = old.1;
+            // The driver may have taken the new parameters in the graph, or in the
+            // executable, before refusing: the old ones are written back to both, or, where
+            // that fails too, no replay runs the graph again.
+            if let Err(lost) = self.write_node(node) {
+                self.exec.broken_by(lost).map_err(driver)?;
+            }
             return Err(driver(e));
         }
         Ok(())
+    }
+
+    /// Gives the driver node `node`'s parameters, in the graph and in its executable, and
+    /// switches it on or off there as its launch skips or not.
+    fn write_node(&mut self, node: usize) -> Result<(), DriverError> {
+        let (work, handle) = (&self.nodes[node].work, self.nodes[node].handle);
+        work.with_params(|p| self.exec.set(handle, p))?;
+        match work {
+            Work::Kernel(k) => self.exec.set_enabled(handle, !k.launch.skip),
+            Work::Memory(_) => Ok(()),
+        }
     }
 
     /// The tensors of node `node`, as it was given them: for a node a generated stub
@@ -357,6 +367,11 @@ impl<'a> Graph<'a> {
             });
         }
         self.report_raised(true)?;
+        // The driver orders replays of one executable only: one on another stream after a
+        // node was added (a new executable), or a sync-mode one, would not wait. Each waits
+        // for the one before, so that `done` covers them all (the records are read, and
+        // freed, after it).
+        stream.wait(&self.done).map_err(|e| self.fault(e))?;
         if self.sync {
             return self.replay_alone(stream);
         }

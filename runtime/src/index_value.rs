@@ -138,7 +138,8 @@ impl fmt::Display for IndexValue {
             self.value
         )?;
         match self.fault {
-            ValueFault::Range { lo: 0, .. } => write!(f, "< {}", self.bound)?,
+            // `< V` says it of an entry too large; one below 0 needs the lower bound too.
+            ValueFault::Range { lo: 0, .. } if self.value >= 0 => write!(f, "< {}", self.bound)?,
             ValueFault::Range { lo, .. } => write!(f, "{lo} <= value < {}", self.bound)?,
             ValueFault::Order { previous } => {
                 write!(f, ">= {previous}, the entry before it (ascending)")?

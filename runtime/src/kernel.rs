@@ -106,7 +106,12 @@ fn sync_from_env() -> bool {
 #[derive(Debug)]
 struct Entry {
     func: CudaFunction,
+    /// The limit last set, read without the lock by launches that need no more.
     shared: AtomicU32,
+    /// Held while the limit is raised: two launches setting the attribute at once could
+    /// leave the smaller value set with the larger recorded, and later launches between
+    /// the two refused by the driver.
+    raising: Mutex<()>,
     /// The occupancy API's last answer for a cooperative launch: the dynamic shared memory
     /// asked about in the high 32 bits, the blocks an SM holds plus one in the low (0:
     /// none yet). A pure function of the two, so racing launches may both store it.
@@ -117,7 +122,11 @@ impl Entry {
     /// Raises the function's dynamic shared memory limit to at least `bytes` (once per
     /// new maximum; the limit only grows).
     fn allow_shared(&self, bytes: u32, kernel: &'static str) -> Result<(), Error> {
-        if bytes <= self.shared.load(Ordering::Relaxed) {
+        if bytes <= self.shared.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let _raising = self.raising.lock().unwrap_or_else(|p| p.into_inner());
+        if bytes <= self.shared.load(Ordering::Acquire) {
             return Ok(());
         }
         let value = i32::try_from(bytes)
@@ -130,7 +139,7 @@ impl Entry {
             .map_err(Error::driver(format!(
                 "allowing {kernel} {bytes} bytes of dynamic shared memory"
             )))?;
-        self.shared.fetch_max(bytes, Ordering::Relaxed);
+        self.shared.store(bytes, Ordering::Release);
         Ok(())
     }
 
@@ -183,6 +192,9 @@ pub struct Kernel {
     /// The one record every launch in [`CheckedMode::Deferred`] shares until it reports;
     /// in [`CheckedMode::Off`], that of a kernel with value contracts.
     deferred: Mutex<Option<Record>>,
+    /// Set once `deferred` holds a record: a launch that does not take it looks at it only
+    /// then, so the release path of a kernel never launched deferred takes no lock.
+    deferred_made: AtomicBool,
     /// An argument has a value contract: every entry point, release ones too, checks the
     /// entries it reads and reports a bad one through a record.
     checks_values: bool,
@@ -239,6 +251,7 @@ impl Kernel {
             let entry = Entry {
                 func,
                 shared: AtomicU32::new(SHARED_DEFAULT),
+                raising: Mutex::new(()),
                 occupancy: AtomicU64::new(0),
             };
             Ok((entry, u32::try_from(used).unwrap_or(0)))
@@ -279,6 +292,7 @@ impl Kernel {
             records: Mutex::new(Vec::new()),
             memos: Default::default(),
             deferred: Mutex::new(None),
+            deferred_made: AtomicBool::new(false),
             checks_values: contract.checks_values(),
             starts_early,
             sync: AtomicBool::new(sync_from_env()),
@@ -349,6 +363,20 @@ impl Kernel {
         match deferred.as_mut() {
             Some(record) => self.report_deferred(record),
             None => Ok(()),
+        }
+    }
+
+    /// What a deferred launch left in the shared record, for a launch that does not take
+    /// that record (an empty one, or one in another mode since): its to return, as the
+    /// next launch's, not left until [`Kernel::check_deferred`].
+    fn report_left(&self) -> Result<(), Error> {
+        if !self.deferred_made.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        match deferred.as_mut() {
+            Some(record) if record.raised() => self.report_deferred(record),
+            _ => Ok(()),
         }
     }
 
@@ -425,6 +453,7 @@ impl Kernel {
             (plan, values, shapes)
         };
         if plan.skip {
+            self.report_left()?;
             return Ok(Launched::Skipped);
         }
         let (func, grid) = self.entry(&plan, checked)?;
@@ -447,14 +476,20 @@ impl Kernel {
         let mut own = None;
         let mut shared = None;
         match mode {
-            CheckedMode::Off if !self.checks_values => {}
-            CheckedMode::Wait => own = Some(self.take_record(stream)?),
+            CheckedMode::Off if !self.checks_values => self.report_left()?,
+            CheckedMode::Wait => {
+                self.report_left()?;
+                own = Some(self.take_record(stream)?);
+            }
             CheckedMode::Deferred | CheckedMode::Off => {
                 let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
                 match deferred.as_mut() {
                     Some(record) if record.raised() => self.report_deferred(record)?,
                     Some(_) => {}
-                    None => *deferred = Some(self.new_record(stream)?),
+                    None => {
+                        *deferred = Some(self.new_record(stream)?);
+                        self.deferred_made.store(true, Ordering::Release);
+                    }
                 }
                 shared = Some(deferred);
             }
@@ -510,7 +545,10 @@ impl Kernel {
             // Sync mode has already waited for the kernel.
             let waited = if sync { Ok(()) } else { stream.synchronize() };
             let taken = waited.and_then(|()| record.take());
-            self.give_back(record);
+            // After a failed wait the kernel may still fill the record: not reused.
+            if taken.is_ok() {
+                self.give_back(record);
+            }
             self.report(taken, false)?;
         }
         Ok(Launched::Done {
@@ -640,7 +678,9 @@ impl Kernel {
         let (limits, _) = self.limits_and_memo(self.checked_mode() != CheckedMode::Off);
         let plan = crate::check(c, self.device, limits, &metas, params)?;
         for (i, (a, arg)) in c.args.iter().zip(args.iter()).enumerate() {
-            let (Some(_), KernelArg::Read(t)) = (a.values, arg) else {
+            // An input may be passed writable (`KernelArg::write`): its entries are read
+            // all the same.
+            let (Some(_), Some(t)) = (a.values, arg.tensor()) else {
                 continue;
             };
             let meta = t.meta();
@@ -669,8 +709,13 @@ impl Kernel {
         )))
     }
 
-    /// Returns a record, clean, to the pool.
+    /// Returns a record to the pool if it is clean: one whose wait or cleaning failed still
+    /// holds its launch's violation, which the next launch to take it would report as its
+    /// own, so it is dropped.
     fn give_back(&self, record: Record) {
+        if record.raised() {
+            return;
+        }
         if let Ok(mut pool) = self.records.lock() {
             pool.push(record);
         }

@@ -101,7 +101,7 @@ impl fmt::Display for OutOfBounds {
                 "{}: {} of block {r} of the cluster: the cluster has {er} blocks (ranks 0 to {})",
                 self.kernel,
                 self.arg,
-                er - 1,
+                er.saturating_sub(1),
             )?,
             Access::BeforeWait { write } => write!(
                 f,

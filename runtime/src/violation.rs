@@ -93,7 +93,7 @@ pub enum Violation {
         bound_by: Vec<Bound>,
     },
     /// An argument with entries whose value contract admits none for this launch
-    /// (`values(0 .. V)` with V = 0).
+    /// (`values(0 .. V)` with V = 0; with a sentinel, one whose upper bound is below its lower).
     EmptyValueRange {
         arg: &'static str,
         /// As the spec writes it: `0 .. V`.
@@ -109,7 +109,8 @@ pub enum Violation {
     /// An extent, constraint, grid or shared size could not be evaluated (division by zero,
     /// overflow, a param that is not an integer).
     Eval {
-        /// `argument w: shape[0]`, `constraint`, `launch grid` or `shared tile: dims[1]`.
+        /// `argument w: shape[0]`, `argument ids: values(0 .. V / p)`, `constraint`, `launch
+        /// grid` or `shared tile: dims[1]`.
         site: String,
         text: &'static str,
         error: EvalError,

@@ -513,6 +513,16 @@ fn raw_pointer_views_launch_and_are_checked() {
         )
         .unwrap_err();
     assert!(e.to_string().contains("overlap"), "{e}");
+    // A view two bytes into q's f16s, read as f32: refused by a launch and by a device-side
+    // copy alike, before a misaligned load could fault the context.
+    // SAFETY: refused, never launched.
+    let odd = unsafe { RawTensor::from_raw(qp + 2, 8, DType::F32, &[8], &[1], 0, dev).unwrap() };
+    let e = odd.contiguous(&stream).unwrap_err();
+    assert!(
+        e.to_string().contains("not a multiple of its element size"),
+        "{e}"
+    );
+    stream.synchronize().unwrap();
 }
 
 /// `contiguous()` copies a transposed view on the device into a row-major tensor.

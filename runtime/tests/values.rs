@@ -1,7 +1,8 @@
 //! Value contracts on the host: `validate_values` against hand-computed entries of a
 //! hand-written contract (a block table, a slot mapping with its -1 sentinel, offsets
 //! ascending from 0 to T), the `IndexValue` messages word for word, and the launch
-//! checker's refusal of a range that is empty while the tensor has entries.
+//! checker's refusal of a range that is empty while the tensor has entries (or, with a
+//! sentinel, reversed) and of bounds it cannot evaluate.
 
 // Shared by the checker tests; this one needs only part of it.
 #[allow(dead_code)]
@@ -10,9 +11,9 @@ mod fake;
 
 use fake::{Fake, run};
 use ima_runtime::{
-    BinOp, Binding, DType, EmptyPolicy, Error, Expr, Extent, IndexValue, IndexWidth,
-    KernelContract, Launch, Role, Symbol, TensorArg, ValueContract, ValueFault, Violation,
-    validate_values,
+    BinOp, Binding, DType, EmptyPolicy, Error, EvalError, Expr, Extent, IndexValue, IndexWidth,
+    KernelContract, Launch, Param, Role, Scalar, Symbol, TensorArg, ValueContract, ValueFault,
+    Violation, validate_values,
 };
 
 const NB: Expr = Expr::Sym(0);
@@ -173,7 +174,7 @@ fn the_sentinel_passes_and_any_other_negative_value_does_not() {
     assert_eq!((v.position.as_slice(), v.value), (&[3i64][..], -2));
     assert!(
         v.to_string().starts_with(
-            "paged: slots[3] = -2, expected < NB * BS = 64 (NB bound by k_cache.shape[0], \
+            "paged: slots[3] = -2, expected 0 <= value < NB * BS = 64 (NB bound by k_cache.shape[0], \
              BS bound by k_cache.shape[1]) or -1; values(0 .. NB * BS, or -1)"
         ),
         "{v}"
@@ -241,6 +242,157 @@ fn a_range_empty_for_the_launch_is_refused_while_the_tensor_has_entries() {
         .to_string(),
         "argument block_tables: its entries must lie in values(0 .. NB), which is empty here (0 .. 0)"
     );
+}
+
+#[test]
+fn a_sentinel_makes_an_empty_range_sound_and_a_reversed_one_is_still_refused() {
+    // NB = 0 and every slot the sentinel: the kernel skips each (it gives no value), so
+    // the launch passes; block_tables is empty here, so its own empty range is not refused.
+    let args = |slots: usize| {
+        [
+            Fake::new(DType::F16, &[0, 16], 0x1_0000_0000),
+            Fake::new(DType::I32, &[2, 0], 0x2_0000_0000),
+            Fake::new(DType::I64, &[slots], 0x3_0000_0000),
+            Fake::new(DType::I32, &[3], 0x4_0000_0000),
+        ]
+    };
+    run(&PAGED, &args(7), &[]).unwrap_or_else(|v| panic!("{v:?}"));
+    // The kernel's unsigned test needs lo <= hi: 0 .. N - 1 with N = 0 is refused.
+    static REVERSED: KernelContract = KernelContract {
+        name: "reversed",
+        signature: "reversed(x: f32[N], slots: i64[T])",
+        location: "tests/values.rs:1",
+        symbols: &[
+            Symbol {
+                name: "N",
+                bound_by: Binding { arg: 0, dim: 0 },
+            },
+            Symbol {
+                name: "T",
+                bound_by: Binding { arg: 1, dim: 0 },
+            },
+        ],
+        args: &[
+            TensorArg {
+                stored: &[0],
+                ..input("x", DType::F32, &[ext("N", NB)])
+            },
+            TensorArg {
+                stored: &[0],
+                values: Some(ValueContract {
+                    text: "0 .. N - 1, or -1",
+                    lo: ext("0", Expr::Const(0)),
+                    hi: ext("N - 1", Expr::Bin(BinOp::Sub, &NB, &Expr::Const(1))),
+                    sentinel: Some(-1),
+                    ascending: false,
+                }),
+                ..input("slots", DType::I64, &[ext("T", BS)])
+            },
+        ],
+        params: &[],
+        constraints: &[],
+        shared: &[],
+        launch: Launch::Grid {
+            dims: &[Expr::Const(1)],
+            resident: ima_runtime::Resident::No,
+            cluster: None,
+        },
+        empty: EmptyPolicy::Skip,
+        block: [32, 1, 1],
+        block_from_occupancy: false,
+        entry_i32: "reversed_i32",
+        entry_i64: "reversed_i64",
+    };
+    let reversed = |n: usize| {
+        let args = [
+            Fake::new(DType::F32, &[n], 0x1_0000_0000),
+            Fake::new(DType::I64, &[3], 0x2_0000_0000),
+        ];
+        run(&REVERSED, &args, &[])
+    };
+    assert_eq!(
+        reversed(0).unwrap_err(),
+        vec![Violation::EmptyValueRange {
+            arg: "slots",
+            contract: "0 .. N - 1, or -1",
+            lo: 0,
+            hi: -1
+        }]
+    );
+    reversed(1).unwrap_or_else(|v| panic!("{v:?}"));
+}
+
+#[test]
+fn a_bound_that_cannot_be_evaluated_is_refused() {
+    // values(0 .. N / p) with p = 0: the kernel would compute N / 0 and test entries
+    // against whatever it gave.
+    static DIVIDED: KernelContract = KernelContract {
+        name: "divided",
+        signature: "divided(x: f32[N], ids: i32[T], p: i32)",
+        location: "tests/values.rs:2",
+        symbols: &[
+            Symbol {
+                name: "N",
+                bound_by: Binding { arg: 0, dim: 0 },
+            },
+            Symbol {
+                name: "T",
+                bound_by: Binding { arg: 1, dim: 0 },
+            },
+        ],
+        args: &[
+            TensorArg {
+                stored: &[0],
+                ..input("x", DType::F32, &[ext("N", NB)])
+            },
+            TensorArg {
+                stored: &[0],
+                values: Some(ValueContract {
+                    text: "0 .. N / p",
+                    lo: ext("0", Expr::Const(0)),
+                    hi: ext("N / p", Expr::Bin(BinOp::Div, &NB, &Expr::Param(0))),
+                    sentinel: None,
+                    ascending: false,
+                }),
+                ..input("ids", DType::I32, &[ext("T", BS)])
+            },
+        ],
+        params: &[Param {
+            name: "p",
+            dtype: DType::I32,
+        }],
+        constraints: &[],
+        shared: &[],
+        launch: Launch::Grid {
+            dims: &[Expr::Const(1)],
+            resident: ima_runtime::Resident::No,
+            cluster: None,
+        },
+        empty: EmptyPolicy::Skip,
+        block: [32, 1, 1],
+        block_from_occupancy: false,
+        entry_i32: "divided_i32",
+        entry_i64: "divided_i64",
+    };
+    let args = [
+        Fake::new(DType::F32, &[16], 0x1_0000_0000),
+        Fake::new(DType::I32, &[8], 0x2_0000_0000),
+    ];
+    let v = run(&DIVIDED, &args, &[Scalar::I32(0)]).unwrap_err();
+    assert_eq!(
+        v,
+        vec![Violation::Eval {
+            site: "argument ids: values(0 .. N / p)".into(),
+            text: "N / p",
+            error: EvalError::DivByZero,
+            values: vec![("N", "16".into()), ("p", "0".into())],
+        }]
+    );
+    assert_eq!(
+        v[0].to_string(),
+        "argument ids: values(0 .. N / p): cannot evaluate N / p: division by zero (N = 16, p = 0)"
+    );
+    run(&DIVIDED, &args, &[Scalar::I32(2)]).unwrap_or_else(|v| panic!("{v:?}"));
 }
 
 #[test]

@@ -36,9 +36,11 @@ pub(super) struct Exec {
     graph: CUgraph,
     /// Null until instantiated, and again after a node is added.
     exec: CUgraphExec,
-    /// Set where `retype` removed an edge and could put back neither kind: two nodes that
-    /// must run in order would not, so the graph is never instantiated again.
-    unordered: Option<DriverError>,
+    /// Set where the graph could not be put back as it was after a refused change: `retype`
+    /// removed an edge and could put back neither kind (two nodes that must run in order
+    /// would not), or a node's old parameters were refused on their way back
+    /// ([`Exec::broken_by`]). The graph is never instantiated again.
+    broken: Option<DriverError>,
 }
 
 impl Exec {
@@ -51,7 +53,7 @@ impl Exec {
             ctx: ctx.clone(),
             graph,
             exec: null_mut(),
-            unordered: None,
+            broken: None,
         })
     }
 
@@ -106,7 +108,7 @@ impl Exec {
         &mut self,
         disabled: impl Iterator<Item = CUgraphNode>,
     ) -> Result<(), DriverError> {
-        if let Some(e) = self.unordered {
+        if let Some(e) = self.broken {
             return Err(e);
         }
         if !self.exec.is_null() {
@@ -118,7 +120,11 @@ impl Exec {
         self.exec =
             unsafe { result::graph::instantiate(self.graph, sys::CUgraphInstantiate_flags(0)) }?;
         for node in disabled {
-            self.set_enabled(node, false)?;
+            if let Err(e) = self.set_enabled(node, false) {
+                // Kept, it would run a node meant to be off at the next replay.
+                self.discard_exec()?;
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -156,6 +162,13 @@ impl Exec {
         Ok(())
     }
 
+    /// Marks the graph as one that could not be put back as it was: every later replay
+    /// refuses with `e`.
+    pub(super) fn broken_by(&mut self, e: DriverError) -> Result<(), DriverError> {
+        self.broken = Some(e);
+        self.discard_exec()
+    }
+
     /// Switches a node on or off in the executable, if there is one (a new one takes the
     /// state from `instantiate`'s `disabled`).
     pub(super) fn set_enabled(&mut self, node: CUgraphNode, on: bool) -> Result<(), DriverError> {
@@ -171,8 +184,8 @@ impl Exec {
     /// `programmatic` (`to` may start once every block of `from` has called
     /// `griddepcontrol.launch_dependents` or exited) or ordinary. The next replay
     /// instantiates the graph again. Where the new edge cannot be added, the old one is put
-    /// back and the error returned; where neither can, the graph is left unordered and
-    /// every later replay refuses with that error.
+    /// back and the error returned; where neither can, the graph is broken: every later
+    /// replay refuses with that error.
     pub(super) fn retype(
         &mut self,
         from: CUgraphNode,
@@ -185,8 +198,7 @@ impl Exec {
         unsafe { sys::cuGraphRemoveDependencies_v2(self.graph, &from, &to, &old, 1) }.result()?;
         if let Err(e) = self.add_edge(from, to, programmatic) {
             if let Err(lost) = self.add_edge(from, to, !programmatic) {
-                self.unordered = Some(lost);
-                self.discard_exec()?;
+                self.broken_by(lost)?;
             }
             return Err(e);
         }
