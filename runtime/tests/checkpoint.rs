@@ -360,12 +360,17 @@ fn a_wrong_dtype_is_refused() {
 
 #[test]
 fn unknown_and_unsupported_formats_are_refused_by_name() {
-    let cases: [(&str, serde_json::Value, &str); 5] = [
+    let cases: [(&str, serde_json::Value, &str); 6] = [
         ("checkpoint_format", "marlin".into(), "marlin"),
         ("quant_method", "bitnet".into(), "bitnet"),
         ("bits", 8.into(), "8-bit GPTQ"),
         ("bits", 3.into(), "3-bit"),
         ("pack_dtype", "int16".into(), "int16"),
+        (
+            "dynamic",
+            serde_json::json!({"+:.*down_proj.*": {"bits": 8}}),
+            "per-module overrides",
+        ),
     ];
     for (key, value, named) in cases {
         let e = malformed(|_| {}, |c| c[key] = value.clone());
@@ -388,6 +393,72 @@ fn unknown_and_unsupported_formats_are_refused_by_name() {
         "{e}"
     );
     assert!(e.to_string().contains("gemv"), "{e}");
+    // GPTQModel's newer keys: `method` for quant_method, the AWQ layout as its format.
+    let e = malformed(
+        |_| {},
+        |c| {
+            c.as_object_mut().unwrap().remove("quant_method");
+            c["method"] = "bitnet".into();
+        },
+    );
+    assert!(
+        matches!(&e, CheckpointError::Unsupported { key: "method", .. }),
+        "{e}"
+    );
+    let (file, mut value) = config(&w, Writer::AutoAwq);
+    let q = value["quantization_config"].as_object_mut().unwrap();
+    q.remove("version");
+    q.insert("checkpoint_format".into(), "gemv_fast".into());
+    write_config(dir.path(), file, &value);
+    let e = Checkpoint::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            CheckpointError::Unsupported {
+                key: "checkpoint_format",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // No overrides is one config.
+    let w = Intended::new(128, 32, 64, 16, false, true, false);
+    let dir = tempfile::tempdir().unwrap();
+    write_checkpoint(dir.path(), &w, Writer::GptqModelV1);
+    let (file, mut value) = config(&w, Writer::GptqModelV1);
+    value["dynamic"] = serde_json::json!({});
+    write_config(dir.path(), file, &value);
+    Checkpoint::open(dir.path()).unwrap().layer(PREFIX).unwrap();
+}
+
+#[test]
+fn a_model_config_that_reads_otherwise_is_refused_naming_both_files() {
+    let w = Intended::new(128, 32, 64, 16, false, true, false);
+    let dir = tempfile::tempdir().unwrap();
+    write_checkpoint(dir.path(), &w, Writer::GptqModelV1);
+    let (file, value) = config(&w, Writer::GptqModelV1);
+    assert_eq!(file, "quantize_config.json");
+    // The same in config.json (as transformers writes it, with keys imac does not read).
+    let mut model =
+        serde_json::json!({"model_type": "llama", "quantization_config": value.clone()});
+    model["quantization_config"]["use_exllama"] = false.into();
+    std::fs::write(dir.path().join("config.json"), model.to_string()).unwrap();
+    Checkpoint::open(dir.path()).unwrap().layer(PREFIX).unwrap();
+    // Another group size there.
+    model["quantization_config"]["group_size"] = 128.into();
+    std::fs::write(dir.path().join("config.json"), model.to_string()).unwrap();
+    let e = Checkpoint::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(&e, CheckpointError::ConfigsDisagree { first, second, .. }
+            if first.ends_with("quantize_config.json") && second.ends_with("config.json")),
+        "{e}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("quantize_config.json reads as GPTQ v1, group 64, but ")
+            && text.contains("config.json as GPTQ v1, group 128"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -466,8 +537,50 @@ fn a_qweight_of_the_wrong_rows_is_refused() {
         },
         |_| {},
     );
+    // K comes from g_idx: the two disagree, and the error names both.
     assert!(
-        matches!(&e, CheckpointError::Shape { tensor, expected, .. } if tensor.ends_with(".qweight") && expected == &[16, 32]),
+        matches!(&e, CheckpointError::GIdxLen { tensor, len: 128, rows: 8, lo: 57, hi: 64 } if tensor.ends_with(".g_idx")),
         "{e}"
     );
+    assert!(e.to_string().ends_with(
+        ".g_idx has 128 entries, one a row of K, but qweight's 8 packed rows hold K in 57..=64"
+    ));
+}
+
+#[test]
+fn a_g_idx_that_does_not_fit_qweight_is_refused_by_name() {
+    // qweight's 16 rows of words hold K in 121..=128; a g_idx of 120 entries, or none.
+    for len in [120u32, 0] {
+        let e = malformed(
+            |t| {
+                let (name, ..) = remove(t, "g_idx");
+                let g: Vec<u32> = (0..len).map(|r| r / 64).collect();
+                t.push(i32_entry(&name, &g, vec![len as usize]));
+            },
+            |_| {},
+        );
+        assert!(
+            matches!(&e, CheckpointError::GIdxLen { tensor, len: l, rows: 16, lo: 121, hi: 128 } if tensor.ends_with(".g_idx") && *l == len as usize),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_layer_with_no_elements_is_refused_whatever_k_it_claims() {
+    // A header's qweight of [2^58, 0] with no bytes would give K = 2^61 and N = 0.
+    let e = malformed(
+        |t| {
+            let (name, ..) = remove(t, "qweight");
+            t.push(i32_entry(&name, &[], vec![1 << 58, 0]));
+            let (name, ..) = remove(t, "g_idx");
+            t.push(i32_entry(&name, &[], vec![0]));
+        },
+        |_| {},
+    );
+    assert!(
+        matches!(&e, CheckpointError::NoElements { tensor, actual } if tensor.ends_with(".qweight") && actual == &[1 << 58, 0]),
+        "{e}"
+    );
+    assert!(e.to_string().contains("with no elements"), "{e}");
 }

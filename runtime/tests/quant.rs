@@ -548,9 +548,36 @@ fn gptq_dequant_by_hand_with_partial_group_and_g_idx() {
     // With act-order, row 0 in group 2: q 0, zero 0, scale 1.5 -> 0; col 1: q 1, zero 15,
     // scale 0.125 -> -1.75.
     let g_idx = vec![2, 0, 0, 1, 1, 1, 0, 2, 2, 0];
-    let d = dequant_reference(&host(Some(g_idx)));
+    let d = dequant_reference(&host(Some(g_idx.clone())));
     assert_eq!(d[0].to_f32(), 0.0);
     assert_eq!(d[1].to_f32(), -1.75);
+    // A g_idx whose shape says 10 entries and whose data has 5 is a length error, and one
+    // of two dimensions a shape error.
+    let claimed = |g: Vec<i32>, shape: &[usize]| {
+        QuantHost::new(
+            spec,
+            Shaped::new(
+                HostQWeight::Packed(pack_gptq(&q, k, n).unwrap()),
+                &spec.qweight_shape().shape,
+            ),
+            Some(Shaped::new(
+                pack_gptq_zeros(&zeros, 3, n, ZeroStyle::MinusOne).unwrap(),
+                &spec.qzeros_shape().unwrap().shape,
+            )),
+            Shaped::new(scales.clone(), &spec.scales_shape(DType::F16).shape),
+            Some(Shaped::new(g, shape)),
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    assert_eq!(
+        claimed(g_idx[..5].to_vec(), &[10]),
+        "g_idx has 5 elements, but its shape [len] = [10] needs 10"
+    );
+    assert_eq!(
+        claimed(g_idx, &[2, 5]),
+        "g_idx has shape [2, 5], but its shape [K] is [10]"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

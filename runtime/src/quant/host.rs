@@ -100,15 +100,28 @@ impl<S: QuantScale> QuantHost<S> {
             if !format.takes_g_idx() {
                 return Err(QuantError::GIdxUnsupported { format });
             }
-            // One entry per row: its length against K is validate_g_idx's GIdxLen.
-            if g_idx.shape != [g_idx.data.len()] {
-                let shape = spec.g_idx_shape();
-                return Err(QuantError::BufferShape {
-                    buffer: shape.name,
-                    formula: shape.formula,
-                    expected: shape.shape,
-                    actual: g_idx.shape.clone(),
-                });
+            // One entry per row: its length against K is validate_g_idx's GIdxLen; here its
+            // shape must be of one dimension, and its data as long as that says.
+            let shape = spec.g_idx_shape();
+            match g_idx.shape[..] {
+                [len] if len == g_idx.data.len() => {}
+                [len] => {
+                    return Err(QuantError::BufferLen {
+                        buffer: shape.name,
+                        formula: "[len]",
+                        shape: g_idx.shape.clone(),
+                        expected: len,
+                        actual: g_idx.data.len(),
+                    });
+                }
+                _ => {
+                    return Err(QuantError::BufferShape {
+                        buffer: shape.name,
+                        formula: shape.formula,
+                        expected: shape.shape,
+                        actual: g_idx.shape.clone(),
+                    });
+                }
             }
             validate_g_idx(&g_idx.data, spec.k(), spec.group())?;
         }

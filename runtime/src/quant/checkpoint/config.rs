@@ -41,7 +41,11 @@ const CONFIG_FILES: [&str; 3] = ["quantize_config.json", "quant_config.json", "c
 impl QuantConfig {
     /// The config of checkpoint directory `dir`: `quantize_config.json`,
     /// `quant_config.json`, or `config.json` with a `quantization_config`, in that order.
+    /// Where a model's `config.json` has a `quantization_config` too (transformers and
+    /// vLLM read that one first), the two must read the same, or the checkpoint would load
+    /// one way here and another there: refused, naming both files.
     pub fn find(dir: &Path) -> Result<Self, CheckpointError> {
+        let mut found = None;
         for name in CONFIG_FILES {
             let path = dir.join(name);
             if !path.is_file() {
@@ -51,11 +55,66 @@ impl QuantConfig {
             if name == "config.json" && value.get("quantization_config").is_none() {
                 continue;
             }
-            return Self::from_json(&path, &value);
+            match found {
+                None => found = Some(Self::from_json(&path, &value)?),
+                Some(first) if name == "config.json" => {
+                    return match Self::from_json(&path, &value) {
+                        Ok(model) if model.reads_as(&first) => Ok(first),
+                        Ok(model) => Err(CheckpointError::ConfigsDisagree {
+                            first_reads: first.describe(),
+                            second_reads: model.describe(),
+                            first: first.path,
+                            second: model.path,
+                        }),
+                        // What imac cannot read there, transformers may: the first is
+                        // imac's (as GPTQModel's order has it).
+                        Err(_) => Ok(first),
+                    };
+                }
+                Some(_) => {}
+            }
         }
-        Err(CheckpointError::NoConfig {
+        found.ok_or_else(|| CheckpointError::NoConfig {
             dir: dir.to_path_buf(),
         })
+    }
+
+    /// The same layout and group size (the files may differ in keys imac does not read).
+    fn reads_as(&self, other: &QuantConfig) -> bool {
+        (self.scheme, self.group_size) == (other.scheme, other.group_size)
+    }
+
+    /// What the config says, as imac reads it: `GPTQ v1, sym, desc_act, group 128`.
+    fn describe(&self) -> String {
+        let scheme = match self.scheme {
+            Scheme::Gptq {
+                zeros,
+                sym,
+                desc_act,
+            } => {
+                let version = match zeros {
+                    ZeroStyle::MinusOne => "GPTQ v1",
+                    _ => "GPTQ v2",
+                };
+                let flag = |on: bool, name: &str| {
+                    if on {
+                        format!(", {name}")
+                    } else {
+                        String::new()
+                    }
+                };
+                format!(
+                    "{version}{}{}",
+                    flag(sym, "sym"),
+                    flag(desc_act, "desc_act")
+                )
+            }
+            Scheme::AwqGemm => "AWQ GEMM".to_string(),
+        };
+        match self.group_size {
+            Some(g) => format!("{scheme}, group {g}"),
+            None => format!("{scheme}, one group (-1)"),
+        }
     }
 
     /// Reads a config file: a quantize config, or a model config with a
@@ -78,7 +137,13 @@ impl QuantConfig {
             },
             None => keys,
         };
-        let method = keys.string("quant_method")?.map(|m| m.to_ascii_lowercase());
+        // GPTQModel's newer configs name it `method` (`quant_method` its old alias).
+        let method_key = if keys.map.contains_key("quant_method") {
+            "quant_method"
+        } else {
+            "method"
+        };
+        let method = keys.string(method_key)?.map(|m| m.to_ascii_lowercase());
         let awq = match method.as_deref() {
             Some("gptq") => false,
             Some("awq") => true,
@@ -86,7 +151,7 @@ impl QuantConfig {
             None => keys.map.contains_key("w_bit"),
             Some(other) => {
                 return Err(keys.unsupported(
-                    "quant_method",
+                    method_key,
                     other,
                     "this quantization method (imac reads gptq and awq)",
                 ));
@@ -118,6 +183,18 @@ impl QuantConfig {
             Some(g) => return Err(keys.bad(group_key, &g.to_string(), "-1 or a positive size")),
             None => return Err(keys.missing(group_key, "-1 or a positive size")),
         };
+        // GPTQModel's per-module overrides: layers of other bits or group sizes, which the
+        // shapes alone would not always tell apart (128 or 129 at K = 4096 without g_idx).
+        if let Some(dynamic) = keys.map.get("dynamic")
+            && !dynamic.is_null()
+            && dynamic.as_object().is_none_or(|m| !m.is_empty())
+        {
+            return Err(keys.unsupported(
+                "dynamic",
+                &dynamic.to_string(),
+                "per-module overrides of bits or group size (imac reads one config a checkpoint)",
+            ));
+        }
         let scheme = if awq {
             awq_scheme(&keys)?
         } else {
@@ -132,12 +209,17 @@ impl QuantConfig {
 }
 
 fn awq_scheme(keys: &Keys) -> Result<Scheme, CheckpointError> {
-    // AutoAWQ's default layout is GEMM; GEMV and the others pack differently.
-    if let Some(version) = keys.string("version")?
+    // AutoAWQ's default layout is GEMM; GEMV and the others pack differently. AutoAWQ names
+    // it `version`, GPTQModel `checkpoint_format` (or `format`).
+    let layout_key = ["version", "checkpoint_format", "format"]
+        .into_iter()
+        .find(|k| keys.map.contains_key(*k))
+        .unwrap_or("version");
+    if let Some(version) = keys.string(layout_key)?
         && !version.eq_ignore_ascii_case("gemm")
     {
         return Err(keys.unsupported(
-            "version",
+            layout_key,
             version,
             &format!("the AWQ {version} layout (imac reads AWQ GEMM)"),
         ));
@@ -184,7 +266,9 @@ fn gptq_scheme(keys: &Keys) -> Result<Scheme, CheckpointError> {
     };
     Ok(Scheme::Gptq {
         zeros,
-        // AutoGPTQ's and GPTQModel's defaults.
+        // The writers store both keys; a hand-written config without them reads as
+        // symmetric (their default), and as without act-order, which changes only whether
+        // a g_idx is required: a layer's g_idx that is not the identity is kept either way.
         sym: keys.bool("sym")?.unwrap_or(true),
         desc_act: keys.bool("desc_act")?.unwrap_or(false),
     })

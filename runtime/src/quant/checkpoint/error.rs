@@ -50,6 +50,20 @@ pub enum CheckpointError {
         what: String,
     },
 
+    /// quantize_config.json (or quant_config.json) and config.json's quantization_config
+    /// read as different layouts or group sizes.
+    #[error(
+        "{} reads as {first_reads}, but {} as {second_reads}: the checkpoint would load one \
+         way here and another where the second is read first (transformers, vLLM)",
+        .first.display(), .second.display()
+    )]
+    ConfigsDisagree {
+        first: PathBuf,
+        second: PathBuf,
+        first_reads: String,
+        second_reads: String,
+    },
+
     /// Two weight files hold a tensor of the same name.
     #[error("tensor {tensor} is in both {} and {}", .first.display(), .second.display())]
     DuplicateTensor {
@@ -92,6 +106,26 @@ pub enum CheckpointError {
         actual: Vec<usize>,
     },
 
+    /// A quantized layer's qweight or scales has no elements.
+    #[error(
+        "tensor {tensor} has shape {actual:?}, with no elements: a quantized layer has at \
+         least one row and one column"
+    )]
+    NoElements { tensor: String, actual: Vec<usize> },
+
+    /// GPTQ's g_idx, one entry a row of K, does not fit qweight's rows of 8 packed rows.
+    #[error(
+        "tensor {tensor} has {len} entries, one a row of K, but qweight's {rows} packed rows \
+         hold K in {lo}..={hi}"
+    )]
+    GIdxLen {
+        tensor: String,
+        len: usize,
+        rows: usize,
+        lo: usize,
+        hi: usize,
+    },
+
     /// `sym` is true, but a stored zero point is not 8.
     #[error(
         "tensor {tensor}: the config says sym = true, but the zero point of group {group}, \
@@ -108,6 +142,10 @@ pub enum CheckpointError {
     /// out of range, a group size that does not fit K).
     #[error("tensor {tensor}: {source}")]
     Quant { tensor: String, source: QuantError },
+
+    /// A layer's buffers, each checked, refused together when made into a weight.
+    #[error("layer {layer}: {source}")]
+    Layer { layer: String, source: QuantError },
 
     /// Uploading to the device failed.
     #[error(transparent)]

@@ -9,7 +9,7 @@ use super::le::{LeElement, elements};
 use super::{Checkpoint, RawTensor};
 use crate::contract::DType;
 use crate::quant::{
-    BufferShape, HostQWeight, QuantFormat, QuantHost, QuantScale, QuantSpec, SYMMETRIC_ZERO,
+    BufferShape, HostQWeight, PACK, QuantFormat, QuantHost, QuantScale, QuantSpec, SYMMETRIC_ZERO,
     Shaped, ZeroStyle, nibble, validate_g_idx,
 };
 
@@ -90,6 +90,30 @@ impl<'a> CheckpointLayer<'a> {
             source,
         };
         expect_rank(&scales, 2, "[ceil(K/G), N]")?;
+        // K and N are read off these shapes: a layer with no elements (a hostile file's
+        // qweight of [2^58, 0], no bytes) would pass every check below with any K.
+        for t in [&qweight, &scales] {
+            if t.shape.contains(&0) {
+                return Err(CheckpointError::NoElements {
+                    tensor: t.name.to_string(),
+                    actual: t.shape.to_vec(),
+                });
+            }
+        }
+        // GPTQ's K is g_idx's length where there is one: it must fit qweight's packed rows,
+        // or qweight's shape check below would blame qweight.
+        if let (QuantFormat::Gptq(_), Some(g)) = (format, &g_idx) {
+            let (len, rows) = (g.shape[0], qweight.shape[0]);
+            if len.div_ceil(PACK) != rows {
+                return Err(CheckpointError::GIdxLen {
+                    tensor: g.name.to_string(),
+                    len,
+                    rows,
+                    lo: PACK * (rows - 1) + 1,
+                    hi: PACK * rows,
+                });
+            }
+        }
         let (k, n) = format
             .logical_dims(qweight.shape, scales.shape, g_idx.map(|g| g.shape[0]))
             .map_err(quant_error)?;
@@ -211,8 +235,8 @@ impl<'a> CheckpointLayer<'a> {
             ),
             self.g_idx.as_ref().map(shaped),
         )
-        .map_err(|source| CheckpointError::Quant {
-            tensor: self.prefix.clone(),
+        .map_err(|source| CheckpointError::Layer {
+            layer: self.prefix.clone(),
             source,
         })
     }

@@ -43,8 +43,8 @@ impl CheckpointLayer<'_> {
             upload(stream, &self.scales)?,
             g_idx,
         )
-        .map_err(|source| CheckpointError::Quant {
-            tensor: self.prefix().to_string(),
+        .map_err(|source| CheckpointError::Layer {
+            layer: self.prefix().to_string(),
             source,
         })
     }
