@@ -1,6 +1,6 @@
 //! IR expressions printed as C, over the symbol and param names in scope in the kernel.
 
-use ima_dsl::ir::{BinOp, Expr, Kernel};
+use ima_dsl::ir::{BinOp, DType, Expr, Kernel};
 
 pub fn c_expr(k: &Kernel, e: &Expr) -> String {
     match e {
@@ -9,7 +9,13 @@ pub fn c_expr(k: &Kernel, e: &Expr) -> String {
         Expr::Const(v) if *v < 0 => format!("({})", c_literal(*v)),
         Expr::Const(v) => c_literal(*v),
         Expr::Sym(s) => k.symbols[*s].name.clone(),
-        Expr::Param(p) => k.params[*p].name.clone(),
+        // C computes `N - p` in unsigned arithmetic for an unsigned p of int's width or
+        // more, where the contract's evaluator subtracts in i64: converted, the two agree
+        // (a u64 past i64's range is refused at launch).
+        Expr::Param(p) => match k.params[*p].dtype {
+            DType::U32 | DType::U64 => format!("((long long){})", k.params[*p].name),
+            _ => k.params[*p].name.clone(),
+        },
         Expr::Neg(a) => format!("(-{})", c_expr(k, a)),
         Expr::Not(a) => format!("(!{})", c_expr(k, a)),
         Expr::Bin(op, a, b) => {
@@ -46,6 +52,7 @@ mod tests {
     //! `ceil`'s operands.
 
     use super::c_expr;
+    use crate::cuda::c_type;
     use crate::random_exprs::{PARAMS, SYMBOLS, assert_values, cases, kernel};
     use std::fmt::Write;
     use std::process::Command;
@@ -62,12 +69,12 @@ mod tests {
         );
         for c in &cases {
             let mut decls = String::new();
-            for (name, v) in SYMBOLS
-                .iter()
-                .zip(&c.symbols)
-                .chain(PARAMS.iter().zip(&c.params))
-            {
+            for (name, v) in SYMBOLS.iter().zip(&c.symbols) {
                 write!(decls, "long long {name} = {v}LL; ").unwrap();
+            }
+            // Each param of its own type, as the kernel declares it.
+            for ((name, dtype), v) in PARAMS.iter().zip(&c.params) {
+                write!(decls, "{} {name} = {v}LL; ", c_type(*dtype)).unwrap();
             }
             writeln!(
                 program,

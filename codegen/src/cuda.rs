@@ -18,19 +18,23 @@ pub use names::{DERIVED_PREFIXES, KERNEL_NAMESPACE_PREFIX};
 use names::{accessor_type, kernel_namespace, stride_param, tensor_map_param};
 
 /// `e` as a value of the index type `index` (`I`, `int`, `long long`) where it initialises
-/// one in braces: converted explicitly when it holds a literal past 32 bits, which makes it
-/// a `long long` that braces refuse to narrow into a 32-bit entry point's `int` (the
-/// runtime never picks that entry point for such values, but it must compile).
+/// one in braces: converted explicitly when it holds a literal past 32 bits or a param of
+/// 64 bits or unsigned (which c_expr computes in `long long`), either making it a `long
+/// long` that braces refuse to narrow into a 32-bit entry point's `int` (the runtime picks
+/// that entry point only where every value the kernel computes fits it, but it must
+/// compile).
 fn index_expr(k: &ir::Kernel, e: &ir::Expr, index: &str) -> String {
-    fn wide(e: &ir::Expr) -> bool {
+    let wide_param = |p: usize| matches!(k.params[p].dtype, DType::I64 | DType::U32 | DType::U64);
+    fn wide(e: &ir::Expr, wide_param: &dyn Fn(usize) -> bool) -> bool {
         match e {
             ir::Expr::Const(v) => i32::try_from(*v).is_err(),
-            ir::Expr::Sym(_) | ir::Expr::Param(_) => false,
-            ir::Expr::Neg(a) | ir::Expr::Not(a) => wide(a),
-            ir::Expr::Bin(_, a, b) => wide(a) || wide(b),
+            ir::Expr::Sym(_) => false,
+            ir::Expr::Param(p) => wide_param(*p),
+            ir::Expr::Neg(a) | ir::Expr::Not(a) => wide(a, wide_param),
+            ir::Expr::Bin(_, a, b) => wide(a, wide_param) || wide(b, wide_param),
         }
     }
-    if wide(e) {
+    if wide(e, &wide_param) {
         format!("static_cast<{index}>({})", c_expr(k, e))
     } else {
         c_expr(k, e)

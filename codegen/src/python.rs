@@ -774,7 +774,7 @@ mod tests {
             for (name, v) in SYMBOLS.iter().zip(&c.symbols) {
                 write!(program, "{} = {v}; ", shape_local(name)).unwrap();
             }
-            for (name, v) in PARAMS.iter().zip(&c.params) {
+            for ((name, _), v) in PARAMS.iter().zip(&c.params) {
                 write!(program, "{name} = {v}; ").unwrap();
             }
             writeln!(program, "print(int({}))", py_expr(&k, &c.expr)).unwrap();

@@ -4,7 +4,9 @@
 use ima_dsl::ir::{self, BinOp, Body, DType, EmptyPolicy, Expr, Kernel, Launch, Resident};
 
 pub const SYMBOLS: [&str; 3] = ["A", "B", "C"];
-pub const PARAMS: [&str; 2] = ["p", "q"];
+/// A signed param and an unsigned one: C computes `A - q` in unsigned arithmetic unless the
+/// printer converts q.
+pub const PARAMS: [(&str, DType); 2] = [("p", DType::I64), ("q", DType::U32)];
 
 /// A kernel with [`SYMBOLS`] and [`PARAMS`] in scope, for the printers' names.
 pub fn kernel() -> Kernel {
@@ -24,10 +26,10 @@ pub fn kernel() -> Kernel {
         args: vec![],
         params: PARAMS
             .iter()
-            .map(|p| ir::Param {
-                name: p.to_string(),
+            .map(|&(name, dtype)| ir::Param {
+                name: name.to_string(),
                 docs: vec![],
-                dtype: DType::I64,
+                dtype,
             })
             .collect(),
         constraints: vec![],
@@ -65,7 +67,13 @@ pub fn cases(seed: u64, n: usize) -> Vec<Case> {
     while cases.len() < n {
         let expr = expr(&mut rng, 4);
         let symbols: Vec<i64> = SYMBOLS.iter().map(|_| rng.value()).collect();
-        let params: Vec<i64> = PARAMS.iter().map(|_| rng.value()).collect();
+        let params: Vec<i64> = PARAMS
+            .iter()
+            .map(|&(_, dtype)| match dtype.holds(-1) {
+                true => rng.value(),
+                false => rng.value().abs(),
+            })
+            .collect();
         if let Ok(value) = expr.eval(&symbols, &params) {
             cases.push(Case {
                 expr,
