@@ -17,15 +17,19 @@ use crate::checked::ViolationRecord;
 /// A violation record on the device with its flag on the host.
 #[derive(Debug)]
 pub(crate) struct Record {
-    device: CudaSlice<u8>,
+    /// Dropped first: its drop waits for the context's work, so that the device record is
+    /// freed after every launch that may write it, on whatever stream (cudarc's read event
+    /// orders the free after the last stream's only; the kernel writes the record through
+    /// a pointer it was passed as read).
     flag: MappedFlag,
+    device: CudaSlice<u8>,
 }
 
 impl Record {
     pub(crate) fn new(stream: &Arc<CudaStream>) -> Result<Record, DriverError> {
         let flag = MappedFlag::new(stream.context())?;
         let device = stream.clone_htod(&clean_image(flag.device))?;
-        Ok(Record { device, flag })
+        Ok(Record { flag, device })
     }
 
     /// What the kernel receives.
@@ -82,8 +86,8 @@ struct MappedFlag {
     ctx: Arc<CudaContext>,
 }
 
-// SAFETY: the host pointer is only read and written with volatile accesses of a `u32`, and
-// the allocation lives until drop.
+// SAFETY: the host pointer is only read and written with volatile accesses of a `u32`, the
+// writes through `&mut self`, and the allocation lives until drop.
 unsafe impl Send for MappedFlag {}
 unsafe impl Sync for MappedFlag {}
 
@@ -110,7 +114,7 @@ impl MappedFlag {
         unsafe { self.host.read_volatile() != 0 }
     }
 
-    fn lower(&self) {
+    fn lower(&mut self) {
         // SAFETY: see the `Send` impl.
         unsafe { self.host.write_volatile(0) }
     }
