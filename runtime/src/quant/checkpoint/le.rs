@@ -4,7 +4,8 @@ use std::borrow::Cow;
 
 use half::{bf16, f16};
 
-/// An element type safetensors stores little-endian: `i32`, `f16`, `bf16`.
+/// An element type safetensors stores little-endian: `i32`, `i64`, `f16`, `bf16`, `f32`
+/// (the layers' parts, and the tensors beside them: norms, biases, index tables).
 ///
 /// # Safety
 ///
@@ -27,6 +28,22 @@ unsafe impl LeElement for i32 {
     const SIZE: usize = 4;
     fn from_le(bytes: &[u8]) -> Self {
         i32::from_le_bytes(array(bytes))
+    }
+}
+
+// SAFETY: a plain integer.
+unsafe impl LeElement for i64 {
+    const SIZE: usize = 8;
+    fn from_le(bytes: &[u8]) -> Self {
+        i64::from_le_bytes(array(bytes))
+    }
+}
+
+// SAFETY: every pattern is a float, NaNs included.
+unsafe impl LeElement for f32 {
+    const SIZE: usize = 4;
+    fn from_le(bytes: &[u8]) -> Self {
+        f32::from_le_bytes(array(bytes))
     }
 }
 
@@ -61,4 +78,33 @@ pub(super) fn elements<T: LeElement>(bytes: &[u8]) -> Cow<'_, [T]> {
         }
     }
     Cow::Owned(bytes.chunks_exact(T::SIZE).map(T::from_le).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same values at an aligned offset (borrowed) and one byte past it (copied).
+    fn both_ways<T: LeElement + PartialEq + std::fmt::Debug>(values: &[T], le: &[u8]) {
+        let mut buf = vec![0u8; le.len() + 16];
+        let start = buf.as_ptr().align_offset(16);
+        for skew in [0, 1] {
+            let at = start + skew;
+            buf[at..at + le.len()].copy_from_slice(le);
+            let got = elements::<T>(&buf[at..at + le.len()]);
+            assert_eq!(&got[..], values, "skew {skew}");
+            assert_eq!(matches!(got, Cow::Borrowed(_)), skew == 0, "skew {skew}");
+        }
+    }
+
+    #[test]
+    fn elements_read_little_endian_in_place_or_copied() {
+        both_ways(&[1.5f32, -2.0], &[0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0]);
+        both_ways(
+            &[-2i64, 1 << 40],
+            &[0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 1, 0, 0],
+        );
+        both_ways(&[-3i32], &[0xfd, 0xff, 0xff, 0xff]);
+        both_ways(&[f16::from_f32(1.0)], &[0x00, 0x3c]);
+    }
 }
