@@ -237,6 +237,61 @@ fn sharded_checkpoints_are_one_index() {
         Checkpoint::open(dir.path()),
         Err(CheckpointError::DuplicateTensor { .. })
     ));
+    // With transformers' index, only the shards it names are read: the stray third goes
+    // unread, and each tensor must be where the index says.
+    let shard = |i: usize| format!("model-0000{i}-of-00002.safetensors");
+    let weight_map = |moved: Option<&str>| {
+        let mut map = serde_json::Map::new();
+        for (i, part) in [(1, &entries), (2, &second)] {
+            for (name, ..) in part.iter() {
+                let file = match moved == Some(name.as_str()) {
+                    true => shard(3 - i),
+                    false => shard(i),
+                };
+                map.insert(name.clone(), file.into());
+            }
+        }
+        map
+    };
+    let index = dir.path().join("model.safetensors.index.json");
+    let write_index = |map: serde_json::Map<String, serde_json::Value>| {
+        let value = serde_json::json!({"metadata": {"total_size": 0}, "weight_map": map});
+        std::fs::write(&index, value.to_string()).unwrap();
+    };
+    write_index(weight_map(None));
+    let ckpt = Checkpoint::open(dir.path()).unwrap();
+    let host = ckpt.layer(PREFIX).unwrap().to_host::<f16>().unwrap();
+    assert_eq!(dequant_reference(&host), w.weights());
+    let moved = &entries[0].0;
+    write_index(weight_map(Some(moved)));
+    let e = Checkpoint::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(&e, CheckpointError::NotWhereIndexed { tensor, shard: s, found: Some(f), .. }
+            if tensor == moved && s == &shard(2) && f.ends_with(shard(1))),
+        "{e}"
+    );
+    let mut map = weight_map(None);
+    map.remove(moved);
+    write_index(map);
+    let e = Checkpoint::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(&e, CheckpointError::NotIndexed { tensor, .. } if tensor == moved),
+        "{e}"
+    );
+    let mut map = weight_map(None);
+    map.insert(moved.clone(), "../model-00001-of-00002.safetensors".into());
+    write_index(map);
+    let e = Checkpoint::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            CheckpointError::ConfigKey {
+                key: "weight_map",
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

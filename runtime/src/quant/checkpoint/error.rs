@@ -64,6 +64,27 @@ pub enum CheckpointError {
         second_reads: String,
     },
 
+    /// `model.safetensors.index.json` names a shard for a tensor that is not in it.
+    #[error(
+        "{}: tensor {tensor} is in {shard}, it says, but {}",
+        .index.display(),
+        match .found { Some(f) => format!("it is in {}", f.display()), None => "no shard has it".into() }
+    )]
+    NotWhereIndexed {
+        index: PathBuf,
+        tensor: String,
+        shard: String,
+        found: Option<PathBuf>,
+    },
+
+    /// A shard holds a tensor `model.safetensors.index.json` does not name.
+    #[error("tensor {tensor} of {} is not in {}", .found.display(), .index.display())]
+    NotIndexed {
+        index: PathBuf,
+        tensor: String,
+        found: PathBuf,
+    },
+
     /// Two weight files hold a tensor of the same name.
     #[error("tensor {tensor} is in both {} and {}", .first.display(), .second.display())]
     DuplicateTensor {

@@ -2,8 +2,9 @@
 //! safetensors files beside a quantization config.
 //!
 //! [`Checkpoint::open`] reads the config ([`QuantConfig`]: `bits`, `group_size`, `sym`,
-//! `desc_act`, `checkpoint_format`, AWQ's `version` and `zero_point`) and memory-maps every
-//! `.safetensors` file of the directory, reading only their headers. [`Checkpoint::layer`]
+//! `desc_act`, `checkpoint_format`, AWQ's `version` and `zero_point`) and memory-maps the
+//! shards `model.safetensors.index.json` names (else every `.safetensors` file of the
+//! directory), reading only their headers. [`Checkpoint::layer`]
 //! takes a layer by its prefix (`model.layers.0.mlp.down_proj`), finds `PREFIX.qweight`,
 //! `PREFIX.qzeros`, `PREFIX.scales` and `PREFIX.g_idx`, infers `K`, `N` and the group size,
 //! and checks every tensor's dtype and shape against the format the config implies
@@ -33,6 +34,7 @@ mod config;
 mod error;
 mod layer;
 mod le;
+mod shard_index;
 mod upload;
 
 use std::collections::HashMap;
@@ -47,6 +49,7 @@ pub use config::{QuantConfig, Scheme};
 pub use error::CheckpointError;
 pub use layer::CheckpointLayer;
 pub use le::LeElement;
+use shard_index::{SHARD_INDEX, ShardIndex};
 
 /// One memory-mapped safetensors file and its parsed header.
 struct WeightFile {
@@ -92,11 +95,20 @@ impl std::fmt::Debug for Checkpoint {
 }
 
 impl Checkpoint {
-    /// A checkpoint directory: its quantization config ([`QuantConfig::find`]) and every
-    /// `.safetensors` file in it (sharded checkpoints included).
+    /// A checkpoint directory: its quantization config ([`QuantConfig::find`]) and its
+    /// weight files: those `model.safetensors.index.json` names where there is one (as
+    /// transformers reads a sharded checkpoint: a stray file beside them is not read, and
+    /// each tensor must be in the shard the index names), else every `.safetensors` file.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, CheckpointError> {
         let dir = dir.as_ref();
         let config = QuantConfig::find(dir)?;
+        let index_path = dir.join(SHARD_INDEX);
+        if index_path.is_file() {
+            let shards = ShardIndex::read(&index_path)?;
+            let ckpt = Self::from_files(config, &shards.files(dir))?;
+            shards.check(&ckpt)?;
+            return Ok(ckpt);
+        }
         let entries = std::fs::read_dir(dir).map_err(|source| CheckpointError::Io {
             path: dir.to_path_buf(),
             source,
@@ -185,6 +197,13 @@ impl Checkpoint {
     /// config implies (see the module's documentation).
     pub fn layer(&self, prefix: &str) -> Result<CheckpointLayer<'_>, CheckpointError> {
         CheckpointLayer::new(self, prefix)
+    }
+
+    /// The file that holds `tensor`.
+    fn shard_of(&self, tensor: &str) -> Option<&Path> {
+        self.index
+            .get(tensor)
+            .map(|&f| self.files[f].path.as_path())
     }
 
     /// A tensor as stored, or `None` if no file has it.
