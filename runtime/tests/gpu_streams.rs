@@ -340,51 +340,39 @@ fn a_view_made_while_another_stream_reads_the_buffer_keeps_a_writer_waiting() {
     let (ctx, k) = setup();
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let n = 4096;
-    // x's own stream is b; a late reader on a copies it.
-    let mut x: CudaSlice<f32> = b.clone_htod(&vec![1.0f32; n]).unwrap();
     let mut z = Tensor::<f32>::zeros(&a, &[n]).unwrap();
+    // A late reader on a copies x (whose own stream is b) into z.
+    let late_copy = |x: &TensorView<'_, f32>, z: &mut Tensor<f32>| {
+        k.late_copy
+            .launch(
+                &a,
+                &mut [KernelArg::read(x), KernelArg::write(z)],
+                &[Scalar::I64(CYCLES)],
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+    };
+    // A writer of 5s on b, at once.
+    let fill = |x: KernelArg<'_>| {
+        k.spin
+            .launch(&b, &mut [x], &[Scalar::F32(5.0), Scalar::I64(0)])
+            .unwrap_or_else(|e| panic!("{e}"));
+    };
+    let mut x: CudaSlice<f32> = b.clone_htod(&vec![1.0f32; n]).unwrap();
     a.synchronize().unwrap();
     b.synchronize().unwrap();
-    let xv = TensorView::of_slice(&x, &[n]).unwrap();
-    k.late_copy
-        .launch(
-            &a,
-            &mut [KernelArg::read(&xv), KernelArg::write(&mut z)],
-            &[Scalar::I64(CYCLES)],
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+    late_copy(&TensorView::of_slice(&x, &[n]).unwrap(), &mut z);
     // Views made after that read only x's address: they must not stand for a's read, or
     // the write below, on b, would not wait for the copy and the copy would read 5.
     drop(TensorView::of_slice(&x, &[n]).unwrap());
     let mut xm = TensorViewMut::of_slice(&mut x, &[n]).unwrap();
-    k.spin
-        .launch(
-            &b,
-            &mut [KernelArg::write(&mut xm)],
-            &[Scalar::F32(5.0), Scalar::I64(0)],
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+    fill(KernelArg::write(&mut xm));
     assert_eq!(z.to_host(&a).unwrap(), vec![1.0; n]);
     // The owned tensor made over a buffer that a kernel is reading does the same.
     let y: CudaSlice<f32> = b.clone_htod(&vec![2.0f32; n]).unwrap();
     b.synchronize().unwrap();
-    let yv = TensorView::of_slice(&y, &[n]).unwrap();
-    k.late_copy
-        .launch(
-            &a,
-            &mut [KernelArg::read(&yv), KernelArg::write(&mut z)],
-            &[Scalar::I64(CYCLES)],
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-    drop(yv);
+    late_copy(&TensorView::of_slice(&y, &[n]).unwrap(), &mut z);
     let mut y = Tensor::from_slice(y, &[n]).unwrap();
-    k.spin
-        .launch(
-            &b,
-            &mut [KernelArg::write(&mut y)],
-            &[Scalar::F32(5.0), Scalar::I64(0)],
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+    fill(KernelArg::write(&mut y));
     assert_eq!(z.to_host(&a).unwrap(), vec![2.0; n]);
     ctx.check_err().unwrap();
 }

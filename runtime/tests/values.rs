@@ -125,6 +125,51 @@ static PAGED: KernelContract = KernelContract {
     entry_i64: "paged_i64",
 };
 
+/// `x: f32[N]`, the table an index vector's contract bounds (N is symbol 0, as NB is).
+const TABLE: TensorArg = TensorArg {
+    stored: &[0],
+    ..input("x", DType::F32, &[ext("N", NB)])
+};
+
+/// A contract of `args`, [`TABLE`] and an index vector of T entries (symbol 1), and
+/// `params`, launched as one block.
+const fn table_and_ids(
+    name: &'static str,
+    signature: &'static str,
+    args: &'static [TensorArg],
+    params: &'static [Param],
+) -> KernelContract {
+    KernelContract {
+        name,
+        signature,
+        location: "tests/values.rs",
+        symbols: &[
+            Symbol {
+                name: "N",
+                bound_by: Binding { arg: 0, dim: 0 },
+            },
+            Symbol {
+                name: "T",
+                bound_by: Binding { arg: 1, dim: 0 },
+            },
+        ],
+        args,
+        params,
+        constraints: &[],
+        shared: &[],
+        launch: Launch::Grid {
+            dims: &[Expr::Const(1)],
+            resident: ima_runtime::Resident::No,
+            cluster: None,
+        },
+        empty: EmptyPolicy::Skip,
+        block: [32, 1, 1],
+        block_from_occupancy: false,
+        entry_i32: "table_and_ids_i32",
+        entry_i64: "table_and_ids_i64",
+    }
+}
+
 /// NB = 4, BS = 16, B = 2, P = 3, T = 7, B1 = 3.
 const SYMBOLS: [i64; 6] = [4, 16, 2, 3, 7, 3];
 
@@ -258,25 +303,11 @@ fn a_sentinel_makes_an_empty_range_sound_and_a_reversed_one_is_still_refused() {
     };
     run(&PAGED, &args(7), &[]).unwrap_or_else(|v| panic!("{v:?}"));
     // The kernel's unsigned test needs lo <= hi: 0 .. N - 1 with N = 0 is refused.
-    static REVERSED: KernelContract = KernelContract {
-        name: "reversed",
-        signature: "reversed(x: f32[N], slots: i64[T])",
-        location: "tests/values.rs:1",
-        symbols: &[
-            Symbol {
-                name: "N",
-                bound_by: Binding { arg: 0, dim: 0 },
-            },
-            Symbol {
-                name: "T",
-                bound_by: Binding { arg: 1, dim: 0 },
-            },
-        ],
-        args: &[
-            TensorArg {
-                stored: &[0],
-                ..input("x", DType::F32, &[ext("N", NB)])
-            },
+    static REVERSED: KernelContract = table_and_ids(
+        "reversed",
+        "reversed(x: f32[N], slots: i64[T])",
+        &[
+            TABLE,
             TensorArg {
                 stored: &[0],
                 values: Some(ValueContract {
@@ -289,20 +320,8 @@ fn a_sentinel_makes_an_empty_range_sound_and_a_reversed_one_is_still_refused() {
                 ..input("slots", DType::I64, &[ext("T", BS)])
             },
         ],
-        params: &[],
-        constraints: &[],
-        shared: &[],
-        launch: Launch::Grid {
-            dims: &[Expr::Const(1)],
-            resident: ima_runtime::Resident::No,
-            cluster: None,
-        },
-        empty: EmptyPolicy::Skip,
-        block: [32, 1, 1],
-        block_from_occupancy: false,
-        entry_i32: "reversed_i32",
-        entry_i64: "reversed_i64",
-    };
+        &[],
+    );
     let reversed = |n: usize| {
         let args = [
             Fake::new(DType::F32, &[n], 0x1_0000_0000),
@@ -326,25 +345,11 @@ fn a_sentinel_makes_an_empty_range_sound_and_a_reversed_one_is_still_refused() {
 fn a_bound_that_cannot_be_evaluated_is_refused() {
     // values(0 .. N / p) with p = 0: the kernel would compute N / 0 and test entries
     // against whatever it gave.
-    static DIVIDED: KernelContract = KernelContract {
-        name: "divided",
-        signature: "divided(x: f32[N], ids: i32[T], p: i32)",
-        location: "tests/values.rs:2",
-        symbols: &[
-            Symbol {
-                name: "N",
-                bound_by: Binding { arg: 0, dim: 0 },
-            },
-            Symbol {
-                name: "T",
-                bound_by: Binding { arg: 1, dim: 0 },
-            },
-        ],
-        args: &[
-            TensorArg {
-                stored: &[0],
-                ..input("x", DType::F32, &[ext("N", NB)])
-            },
+    static DIVIDED: KernelContract = table_and_ids(
+        "divided",
+        "divided(x: f32[N], ids: i32[T], p: i32)",
+        &[
+            TABLE,
             TensorArg {
                 stored: &[0],
                 values: Some(ValueContract {
@@ -357,23 +362,11 @@ fn a_bound_that_cannot_be_evaluated_is_refused() {
                 ..input("ids", DType::I32, &[ext("T", BS)])
             },
         ],
-        params: &[Param {
+        &[Param {
             name: "p",
             dtype: DType::I32,
         }],
-        constraints: &[],
-        shared: &[],
-        launch: Launch::Grid {
-            dims: &[Expr::Const(1)],
-            resident: ima_runtime::Resident::No,
-            cluster: None,
-        },
-        empty: EmptyPolicy::Skip,
-        block: [32, 1, 1],
-        block_from_occupancy: false,
-        entry_i32: "divided_i32",
-        entry_i64: "divided_i64",
-    };
+    );
     let args = [
         Fake::new(DType::F32, &[16], 0x1_0000_0000),
         Fake::new(DType::I32, &[8], 0x2_0000_0000),
