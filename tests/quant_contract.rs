@@ -1,6 +1,7 @@
 //! The committed quant stubs' contracts, checked on the CPU with fake tensors: `align(16)`
 //! on a 4-bit argument reaches its qweight and scales (which the tiles read in 16-byte
-//! vectors), and the tiled kernels refuse an N that is no multiple of 8.
+//! vectors), the tiled kernels refuse an N that is no multiple of 8, and a K whose tiles'
+//! rows pass 32 bits takes the 64-bit entry point.
 
 #[allow(dead_code)]
 mod quant {
@@ -12,7 +13,7 @@ mod quant {
 mod fake;
 
 use fake::{Fake, run, spread};
-use ima::{DType, Violation};
+use ima::{DType, IndexWidth, Violation};
 
 /// gptq_dequant's arguments for a `K x N` weight with group `g`: the logical `[K, N, G]`,
 /// qweight, qzeros, scales, then y.
@@ -93,4 +94,34 @@ fn tiled_kernels_refuse_n_off_8_and_the_any_n_ones_take_it() {
         "{v:?}"
     );
     assert!(run(quant::GptqDequantAnyN::CONTRACT, &args, &[]).is_ok());
+}
+
+#[test]
+fn a_k_whose_last_tiles_pass_32_bits_takes_the_64_bit_entry_point() {
+    // gptq_gemv at M = 1: x [1, K], w [K, 8] (G = 128), y [1, 8]. Every extent and reach
+    // fits 32 bits at K = 2^31 - 8, but a tile's rows run up to 128 past its first, which
+    // lies below K, so the kernel's row arithmetic needs K + 128 to fit too.
+    let width = |k: usize| {
+        let (n, g) = (8, 128);
+        // The logical shape as the runtime passes it: no buffer, strides 0.
+        let logical = Fake {
+            strides: vec![0; 3],
+            buffer_len: 0,
+            ..Fake::new(DType::F16, &[k, n, g], 0)
+        };
+        let args = spread(vec![
+            Fake::new(DType::F16, &[1, k], 0),
+            logical,
+            Fake::new(DType::I32, &[k.div_ceil(8), n], 0),
+            Fake::new(DType::I32, &[k.div_ceil(g), n.div_ceil(8)], 0),
+            Fake::new(DType::F16, &[k.div_ceil(g), n], 0),
+            Fake::new(DType::F16, &[1, n], 0),
+        ]);
+        run(quant::GptqGemv::CONTRACT, &args, &[])
+            .unwrap_or_else(|v| panic!("{v:?}"))
+            .index
+    };
+    assert_eq!(width((1 << 31) - 8), IndexWidth::I64);
+    assert_eq!(width((1 << 31) - 128), IndexWidth::I64);
+    assert_eq!(width((1 << 31) - 136), IndexWidth::I32);
 }

@@ -310,8 +310,10 @@ struct ImaSpan {
     I begin, end;
 };
 
-// Where a refused write goes: somewhere harmless.
-__device__ unsigned long long ima_sink_storage[2];
+// Where a refused write goes: somewhere harmless. A whole 128-byte line of its own: a
+// refused vector store (16 bytes) is aligned, and a body that hints the sink's line out of
+// L2 (ima_l2_discard, which drops the line's data unwritten) drops no other global's.
+__device__ __align__(128) unsigned long long ima_sink_storage[16];
 template <typename T>
 __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
@@ -586,12 +588,16 @@ __device__ __forceinline__ ImaGroup<N, UNROLL> ima_group(int rank) {
 // Where chunk c (16 bytes) of row r of a shared tile with CPR chunks a row lies in that
 // row: c XOR a few bits of r, so that the eight 16-byte rows one ldmatrix (or one phase of
 // a copy) touches fall in eight different bank groups. Rows of 128 bytes or more take
-// r % 8; narrower rows, which share a 128-byte line with their neighbours, the bits of r
-// above those.
+// r % 8 within each whole group of 8 chunks (a row's last chunks past the last whole group
+// stay in place: XOR could send them past the row); narrower rows, which share a 128-byte
+// line with their neighbours, the bits of r above those. Always a permutation of the row's
+// chunks.
 template <int CPR>
 __device__ __forceinline__ int ima_swizzle(int r, int c) {
-    if constexpr (CPR >= 8) {
+    if constexpr (CPR >= 8 && CPR % 8 == 0) {
         return c ^ (r % 8);
+    } else if constexpr (CPR >= 8) {
+        return c < CPR / 8 * 8 ? c ^ (r % 8) : c;
     } else if constexpr (CPR == 4) {
         return c ^ (r / 2 % 4);
     } else if constexpr (CPR == 2) {
@@ -1269,9 +1275,10 @@ struct ImaTmaTile {
 
     // The 16 bytes of row `row` from column `col` (a multiple of CHUNK): an operand
     // fragment's run, for a body that feeds mma.sync from the tile (ima_row_pairs). The
-    // indices wrap inside the tile, so no read leaves it.
+    // indices wrap inside the tile (as unsigned values: a negative one too), so no read
+    // leaves it.
     __device__ __forceinline__ ImaVec<T, CHUNK> chunk(int row, int col) const {
-        const int r = row % ROWS, c = col % COLS;
+        const int r = int(unsigned(row) % ROWS), c = int(unsigned(col) % COLS);
         ImaVec<T, CHUNK> v;
         unsigned w[4];
         ima_ld_shared(ima_swizzled(addr, ROWS, r, unsigned(c / CHUNK * 16)), w);
@@ -1870,7 +1877,7 @@ struct ImaWgAcc {
     __device__ __forceinline__ void mma_regs(const unsigned (&a)[4], const ImaTmaTile<__half, RB, KB, CH>& b, int k) {
         static_assert(RB >= N && RB % 8 == 0 && KB % 16 == 0, "B's tile holds the accumulator's N rows, whole k steps");
         constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
-        const int kk = (k % KB) / 16 * 16;  // wraps inside the tile, a whole step
+        const int kk = int(unsigned(k) % KB) / 16 * 16;  // wraps inside the tile (k < 0 too), a whole step
         // The step's offset added to the tile's descriptor (to its address field, in units
         // of 16 bytes, which cannot carry: shared memory ends below 2^18 bytes), so that a
         // body's unrolled steps share one descriptor and add constants.

@@ -86,7 +86,7 @@ struct {{ p.type_name }} {
     // these is reported and empty.
     __device__ __forceinline__ ImaSpan<I> span({{ p.index_params }}) const {
         const I j = i{{ p.rank - 1 }};
-        if (!ima_below(j, e{{ p.rank - 1 }} - 1)) {
+        if (e{{ p.rank - 1 }} < 1 || !ima_below(j, e{{ p.rank - 1 }} - 1)) {
             const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
             ima_report<I, {{ p.rank }}>(rec, {{ p.arg }}, 0, IMA_OUT_OF_BOUNDS, {{ p.rank - 1 }}, i, e);
             return {vlo, vlo};
@@ -228,6 +228,8 @@ struct {{ p.type_name }} {
         if constexpr (IMA_CHECKED) {
             const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }};
             I o[{{ p.rank }}];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[{{ p.rank - 2 }}] == 0 || e[{{ p.rank - 1 }}] == 0) return;
 #pragma unroll
             for (int d = 0; d < {{ p.rank }}; ++d) o[d] = d >= {{ p.rank - 2 }} ? min(i[d], e[d] - 1) : i[d];
             if (!src.ok || !ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 1, o, e)) return;
@@ -276,6 +278,8 @@ struct {{ p.type_name }} {
         const I i[{{ p.rank }}] = {{ "{" }}{{ p.indices }}{{ "}" }}, e[{{ p.rank }}] = {{ "{" }}{{ p.extents }}{{ "}" }}, s[{{ p.rank }}] = {{ "{" }}{{ p.stride_fields }}{{ "}" }};
         if constexpr (IMA_CHECKED) {
             I o[{{ p.rank }}];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < {{ p.rank }}; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, {{ p.rank }}>(rec, {{ p.arg }}, 1, o, e)) return;
@@ -350,7 +354,8 @@ struct {{ q.type_name }} {
     __device__ __forceinline__ I group(I k) const {
 {%- if q.g_idx %}
         const int g = g_idx[k];
-        const I groups = (K + G - 1) / G;
+        // ceil(K / G) without K + G - 1, which passes 32 bits where K and G do not.
+        const I groups = ima_ceil_div(K, G);
         if (ima_value_in(g, I(0), groups)) return g;
         const I i[1] = {k};
         ima_report_value<I, 1>(rec, {{ q.g_idx_arg }}, IMA_BAD_VALUE, i, g, 0, groups);
@@ -456,10 +461,12 @@ struct {{ q.type_name }} {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
 {%- if q.vec %}
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
 {%- else %}
         if (!t.whole) return t;
@@ -1005,7 +1012,7 @@ struct {{ q.type_name }} {
     __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
                                                                 {{ q.scale_type }} (&s)[N]) const {
         static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
-        const int g = int(ima_tma_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        const int g = int(ima_tma_group_of(I(unsigned(k) % TMA_ROWS))) % TMA_GROUPS;
         unsigned sw[N / 2];
         ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
         memcpy(s, sw, 2 * N);
@@ -1040,7 +1047,7 @@ struct {{ q.type_name }} {
     };
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 4 * 4;
+        const int c = int(unsigned(c0) % TMA_COLS) / 4 * 4;
         {{ q.scale_type }} s[4];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaTmaGroup q;
@@ -1053,11 +1060,12 @@ struct {{ q.type_name }} {
     // 16-byte read) as tensor-core operands, as `dequant_frag` makes them, with the
     // columns' group `q` (tma_group of row 8p): b[j][0], b[j][1] and b[j][2], b[j][3] are
     // the B operands of two m16n8k16 steps for column c0 + j, whose A fragments
-    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile.
+    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaTmaGroup& q, int p, int c0,
                                              unsigned (&b)[4][4]) const {
-        const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
+        const int r = int(unsigned(p) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS);
         unsigned w[4];
         ima_ld_shared(tma_word(t, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
@@ -1079,10 +1087,11 @@ struct {{ q.type_name }} {
         __device__ __forceinline__ float scale(int e) const { return __low2float(c[e].s); }
     };
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 and c0 + 1 of the
-    // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
+    // tile (c0 even). The indices wrap inside the tile (as unsigned values: a
+    // negative one too), so no read leaves it.
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 2 * 2;
+        const int c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         {{ q.scale_type }} s[2];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaWgGroup q;
@@ -1102,7 +1111,8 @@ struct {{ q.type_name }} {
     // c0 + 1 in row g + 8, and takes byte t of the step's two packed words, rows 16 j + 2 t,
     // 2 t + 1 and 16 j + 8 + 2 t, 8 + 2 t + 1, each pair (q - z) exact times the scale,
     // rounded once (as `dequant_frag`). A warp's lanes 4 g .. 4 g + 3 read one 8-byte run,
-    // so a quarter warp's reads are one. The indices wrap inside the tile.
+    // so a quarter warp's reads are one. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                 unsigned (&a)[4]) const {
@@ -1121,11 +1131,12 @@ struct {{ q.type_name }} {
     // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
     // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
     // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
-    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
                                                           int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
-        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(4 * b + int(threadIdx.x % 4)) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const __half2 sixteenth = __float2half2_rn(0.0625f);
         unsigned w[2];
         ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
@@ -1146,7 +1157,7 @@ struct {{ q.type_name }} {
     template <bool SCALED, int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                   unsigned (&a)[4]) const {
-        const int r = 2 * j % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(2 * j) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
         const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
 #pragma unroll

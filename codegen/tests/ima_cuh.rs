@@ -198,17 +198,29 @@ int main() {
     ima_load_row<false>(row, b);
     CHECK(std::memcmp(a, row, 16) == 0 && std::memcmp(b, row, 16) == 0);
 
-    // Swizzled tile rows: each row's chunks a permutation of 0 .. CPR, and the same chunk
-    // of eight consecutive rows (what one ldmatrix reads) in eight different 16-byte bank
-    // groups of a 128-byte line, for rows of 64, 128 and 256 bytes and more.
-    auto swizzle_ok = [&](auto cpr_tag) {
+    // Swizzled tile rows: each row's chunks a permutation of 0 .. CPR, also where CPR is
+    // no multiple of 8 (rows of 80 or 96 halves), and the same chunk of eight consecutive
+    // rows (what one ldmatrix reads) in eight different 16-byte bank groups of a 128-byte
+    // line, for rows of 64, 128 and 256 bytes and more.
+    auto permutes = [&](auto cpr_tag) {
         constexpr int CPR = decltype(cpr_tag)::value;
         bool ok = true;
         for (int r = 0; r < 64; ++r) {
             unsigned seen = 0;
-            for (int c = 0; c < CPR; ++c) seen |= 1u << ima_swizzle<CPR>(r, c);
+            for (int c = 0; c < CPR; ++c) {
+                const int to = ima_swizzle<CPR>(r, c);
+                ok &= to >= 0 && to < CPR;
+                seen |= 1u << (to & 31);
+            }
             ok &= seen == (CPR >= 32 ? ~0u : (1u << CPR) - 1);
         }
+        return ok;
+    };
+    CHECK(permutes(ImaConst<9>{}) && permutes(ImaConst<10>{}) && permutes(ImaConst<12>{}) &&
+          permutes(ImaConst<20>{}) && permutes(ImaConst<24>{}));
+    auto swizzle_ok = [&](auto cpr_tag) {
+        constexpr int CPR = decltype(cpr_tag)::value;
+        bool ok = permutes(cpr_tag);
         for (int r0 = 0; r0 < 64; r0 += 8)
             for (int c = 0; c < CPR; ++c) {
                 unsigned groups = 0;

@@ -448,8 +448,9 @@ fn check_value_ranges(
 
 /// The largest magnitude among the values the kernel computes from its contract's
 /// expressions, every step of each (the arguments' extents, the shared arrays', the value
-/// contracts' bounds), all in its index type: `N * M / K` overflows 32 bits where N, M, K
-/// and the extent fit, and `NP * PART + 1` long before any extent does.
+/// contracts' bounds, the rows a quantized weight's tile reaches past K), all in its index
+/// type: `N * M / K` overflows 32 bits where N, M, K and the extent fit, and
+/// `NP * PART + 1` long before any extent does.
 fn device_peak(c: &KernelContract, env: &Env<'_>) -> i128 {
     let extents = c
         .args
@@ -462,13 +463,26 @@ fn device_peak(c: &KernelContract, env: &Env<'_>) -> i128 {
         .iter()
         .filter_map(|a| a.values)
         .flat_map(|v| [v.lo.expr, v.hi.expr]);
+    // A quantized weight's tile covers rows k0 .. k0 + QUANT_TILE_ROWS - 1 of K at most
+    // (module.cu's load_tile), computed from a k0 below K.
+    let tile_rows = c
+        .args
+        .iter()
+        .filter(|a| a.role == Role::Logical)
+        .filter_map(|a| env.eval(&a.dims.first()?.expr)?.ok())
+        .map(|k| i128::from(k) + QUANT_TILE_ROWS);
     extents
         .chain(bounds)
         .filter_map(|e| env.peak(&e)?.ok())
         .map(i128::from)
+        .chain(tile_rows)
         .max()
         .unwrap_or(0)
 }
+
+/// Rows of K one tile of a quantized weight spans at most: 16 packed rows of 8 (module.cu's
+/// `load_tile`, `R` and `S`).
+const QUANT_TILE_ROWS: i128 = 128;
 
 /// Builds the plan of a launch that passed every check.
 #[allow(clippy::too_many_arguments)]

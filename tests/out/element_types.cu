@@ -327,8 +327,10 @@ struct ImaSpan {
     I begin, end;
 };
 
-// Where a refused write goes: somewhere harmless.
-__device__ unsigned long long ima_sink_storage[2];
+// Where a refused write goes: somewhere harmless. A whole 128-byte line of its own: a
+// refused vector store (16 bytes) is aligned, and a body that hints the sink's line out of
+// L2 (ima_l2_discard, which drops the line's data unwritten) drops no other global's.
+__device__ __align__(128) unsigned long long ima_sink_storage[16];
 template <typename T>
 __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
@@ -603,12 +605,16 @@ __device__ __forceinline__ ImaGroup<N, UNROLL> ima_group(int rank) {
 // Where chunk c (16 bytes) of row r of a shared tile with CPR chunks a row lies in that
 // row: c XOR a few bits of r, so that the eight 16-byte rows one ldmatrix (or one phase of
 // a copy) touches fall in eight different bank groups. Rows of 128 bytes or more take
-// r % 8; narrower rows, which share a 128-byte line with their neighbours, the bits of r
-// above those.
+// r % 8 within each whole group of 8 chunks (a row's last chunks past the last whole group
+// stay in place: XOR could send them past the row); narrower rows, which share a 128-byte
+// line with their neighbours, the bits of r above those. Always a permutation of the row's
+// chunks.
 template <int CPR>
 __device__ __forceinline__ int ima_swizzle(int r, int c) {
-    if constexpr (CPR >= 8) {
+    if constexpr (CPR >= 8 && CPR % 8 == 0) {
         return c ^ (r % 8);
+    } else if constexpr (CPR >= 8) {
+        return c < CPR / 8 * 8 ? c ^ (r % 8) : c;
     } else if constexpr (CPR == 4) {
         return c ^ (r / 2 % 4);
     } else if constexpr (CPR == 2) {
@@ -1286,9 +1292,10 @@ struct ImaTmaTile {
 
     // The 16 bytes of row `row` from column `col` (a multiple of CHUNK): an operand
     // fragment's run, for a body that feeds mma.sync from the tile (ima_row_pairs). The
-    // indices wrap inside the tile, so no read leaves it.
+    // indices wrap inside the tile (as unsigned values: a negative one too), so no read
+    // leaves it.
     __device__ __forceinline__ ImaVec<T, CHUNK> chunk(int row, int col) const {
-        const int r = row % ROWS, c = col % COLS;
+        const int r = int(unsigned(row) % ROWS), c = int(unsigned(col) % COLS);
         ImaVec<T, CHUNK> v;
         unsigned w[4];
         ima_ld_shared(ima_swizzled(addr, ROWS, r, unsigned(c / CHUNK * 16)), w);
@@ -1887,7 +1894,7 @@ struct ImaWgAcc {
     __device__ __forceinline__ void mma_regs(const unsigned (&a)[4], const ImaTmaTile<__half, RB, KB, CH>& b, int k) {
         static_assert(RB >= N && RB % 8 == 0 && KB % 16 == 0, "B's tile holds the accumulator's N rows, whole k steps");
         constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
-        const int kk = (k % KB) / 16 * 16;  // wraps inside the tile, a whole step
+        const int kk = int(unsigned(k) % KB) / 16 * 16;  // wraps inside the tile (k < 0 too), a whole step
         // The step's offset added to the tile's descriptor (to its address field, in units
         // of 16 bytes, which cannot carry: shared memory ends below 2^18 bytes), so that a
         // body's unrolled steps share one descriptor and add constants.
@@ -2665,7 +2672,7 @@ __device__ __forceinline__ void ima_body(
  y(i) = float(a(i)) + float(b(i)); 
 #line 10 "tests/in/element_types.ima"
 }
-#line 2669 "element_types.cu"
+#line 2676 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3048,7 +3055,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 33 "tests/in/element_types.ima"
 }
-#line 3052 "element_types.cu"
+#line 3059 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3568,6 +3575,8 @@ struct ima_accessor_a {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 1, 1, o, e)) return;
@@ -3703,6 +3712,8 @@ struct ima_accessor_b {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 2, 1, o, e)) return;
@@ -3838,6 +3849,8 @@ struct ima_accessor_c {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 3, 1, o, e)) return;
@@ -3973,6 +3986,8 @@ struct ima_accessor_d {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
@@ -4108,6 +4123,8 @@ struct ima_accessor_e {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -4243,6 +4260,8 @@ struct ima_accessor_f {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
@@ -4378,6 +4397,8 @@ struct ima_accessor_g {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 7, 1, o, e)) return;
@@ -4513,6 +4534,8 @@ struct ima_accessor_h {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 8, 1, o, e)) return;
@@ -4648,6 +4671,8 @@ struct ima_accessor_p {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 9, 1, o, e)) return;
@@ -4783,6 +4808,8 @@ struct ima_accessor_q {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 10, 1, o, e)) return;
@@ -4918,6 +4945,8 @@ struct ima_accessor_r {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 11, 1, o, e)) return;
@@ -5053,6 +5082,8 @@ struct ima_accessor_s {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 12, 1, o, e)) return;
@@ -5188,6 +5219,8 @@ struct ima_accessor_t {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 13, 1, o, e)) return;
@@ -5323,6 +5356,8 @@ struct ima_accessor_u {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 14, 1, o, e)) return;
@@ -5402,7 +5437,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 73 "tests/in/element_types.ima"
 }
-#line 5406 "element_types.cu"
+#line 5441 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5937,6 +5972,8 @@ struct ima_accessor_a {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 0, 1, o, e)) return;
@@ -6001,6 +6038,8 @@ struct ima_accessor_b {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 1, 1, o, e)) return;
@@ -6065,6 +6104,8 @@ struct ima_accessor_c {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 2, 1, o, e)) return;
@@ -6129,6 +6170,8 @@ struct ima_accessor_d {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 3, 1, o, e)) return;
@@ -6193,6 +6236,8 @@ struct ima_accessor_e {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
@@ -6257,6 +6302,8 @@ struct ima_accessor_f {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -6321,6 +6368,8 @@ struct ima_accessor_g {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
@@ -6385,6 +6434,8 @@ struct ima_accessor_h {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 7, 1, o, e)) return;
@@ -6449,6 +6500,8 @@ struct ima_accessor_p {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 8, 1, o, e)) return;
@@ -6513,6 +6566,8 @@ struct ima_accessor_q {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 9, 1, o, e)) return;
@@ -6577,6 +6632,8 @@ struct ima_accessor_r {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 10, 1, o, e)) return;
@@ -6641,6 +6698,8 @@ struct ima_accessor_s {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 11, 1, o, e)) return;
@@ -6705,6 +6764,8 @@ struct ima_accessor_t {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 12, 1, o, e)) return;
@@ -6769,6 +6830,8 @@ struct ima_accessor_u {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 13, 1, o, e)) return;
@@ -6840,7 +6903,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 111 "tests/in/element_types.ima"
 }
-#line 6844 "element_types.cu"
+#line 6907 "element_types.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

@@ -325,8 +325,10 @@ struct ImaSpan {
     I begin, end;
 };
 
-// Where a refused write goes: somewhere harmless.
-__device__ unsigned long long ima_sink_storage[2];
+// Where a refused write goes: somewhere harmless. A whole 128-byte line of its own: a
+// refused vector store (16 bytes) is aligned, and a body that hints the sink's line out of
+// L2 (ima_l2_discard, which drops the line's data unwritten) drops no other global's.
+__device__ __align__(128) unsigned long long ima_sink_storage[16];
 template <typename T>
 __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
@@ -601,12 +603,16 @@ __device__ __forceinline__ ImaGroup<N, UNROLL> ima_group(int rank) {
 // Where chunk c (16 bytes) of row r of a shared tile with CPR chunks a row lies in that
 // row: c XOR a few bits of r, so that the eight 16-byte rows one ldmatrix (or one phase of
 // a copy) touches fall in eight different bank groups. Rows of 128 bytes or more take
-// r % 8; narrower rows, which share a 128-byte line with their neighbours, the bits of r
-// above those.
+// r % 8 within each whole group of 8 chunks (a row's last chunks past the last whole group
+// stay in place: XOR could send them past the row); narrower rows, which share a 128-byte
+// line with their neighbours, the bits of r above those. Always a permutation of the row's
+// chunks.
 template <int CPR>
 __device__ __forceinline__ int ima_swizzle(int r, int c) {
-    if constexpr (CPR >= 8) {
+    if constexpr (CPR >= 8 && CPR % 8 == 0) {
         return c ^ (r % 8);
+    } else if constexpr (CPR >= 8) {
+        return c < CPR / 8 * 8 ? c ^ (r % 8) : c;
     } else if constexpr (CPR == 4) {
         return c ^ (r / 2 % 4);
     } else if constexpr (CPR == 2) {
@@ -1284,9 +1290,10 @@ struct ImaTmaTile {
 
     // The 16 bytes of row `row` from column `col` (a multiple of CHUNK): an operand
     // fragment's run, for a body that feeds mma.sync from the tile (ima_row_pairs). The
-    // indices wrap inside the tile, so no read leaves it.
+    // indices wrap inside the tile (as unsigned values: a negative one too), so no read
+    // leaves it.
     __device__ __forceinline__ ImaVec<T, CHUNK> chunk(int row, int col) const {
-        const int r = row % ROWS, c = col % COLS;
+        const int r = int(unsigned(row) % ROWS), c = int(unsigned(col) % COLS);
         ImaVec<T, CHUNK> v;
         unsigned w[4];
         ima_ld_shared(ima_swizzled(addr, ROWS, r, unsigned(c / CHUNK * 16)), w);
@@ -1885,7 +1892,7 @@ struct ImaWgAcc {
     __device__ __forceinline__ void mma_regs(const unsigned (&a)[4], const ImaTmaTile<__half, RB, KB, CH>& b, int k) {
         static_assert(RB >= N && RB % 8 == 0 && KB % 16 == 0, "B's tile holds the accumulator's N rows, whole k steps");
         constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
-        const int kk = (k % KB) / 16 * 16;  // wraps inside the tile, a whole step
+        const int kk = int(unsigned(k) % KB) / 16 * 16;  // wraps inside the tile (k < 0 too), a whole step
         // The step's offset added to the tile's descriptor (to its address field, in units
         // of 16 bytes, which cannot carry: shared memory ends below 2^18 bytes), so that a
         // body's unrolled steps share one descriptor and add constants.
@@ -2627,7 +2634,8 @@ struct ima_accessor_w {
     // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
         const int g = g_idx[k];
-        const I groups = (K + G - 1) / G;
+        // ceil(K / G) without K + G - 1, which passes 32 bits where K and G do not.
+        const I groups = ima_ceil_div(K, G);
         if (ima_value_in(g, I(0), groups)) return g;
         const I i[1] = {k};
         ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, g, 0, groups);
@@ -3030,6 +3038,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -3076,7 +3086,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 12 "specs/checkpoint.ima"
 }
-#line 3080 "checkpoint.cu"
+#line 3090 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3436,7 +3446,9 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
@@ -3885,6 +3897,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
@@ -3931,7 +3945,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 20 "specs/checkpoint.ima"
 }
-#line 3935 "checkpoint.cu"
+#line 3949 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4228,7 +4242,9 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
@@ -4677,6 +4693,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 3, 1, o, e)) return;
@@ -4723,7 +4741,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 28 "specs/checkpoint.ima"
 }
-#line 4727 "checkpoint.cu"
+#line 4745 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4927,7 +4945,8 @@ struct ima_accessor_w {
     // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
         const int g = g_idx[k];
-        const I groups = (K + G - 1) / G;
+        // ceil(K / G) without K + G - 1, which passes 32 bits where K and G do not.
+        const I groups = ima_ceil_div(K, G);
         if (ima_value_in(g, I(0), groups)) return g;
         const I i[1] = {k};
         ima_report_value<I, 1>(rec, 3, IMA_BAD_VALUE, i, g, 0, groups);
@@ -5329,6 +5348,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
@@ -5375,7 +5396,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 36 "specs/checkpoint.ima"
 }
-#line 5379 "checkpoint.cu"
+#line 5400 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5656,7 +5677,8 @@ struct ima_accessor_w {
     // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
         const int g = g_idx[k];
-        const I groups = (K + G - 1) / G;
+        // ceil(K / G) without K + G - 1, which passes 32 bits where K and G do not.
+        const I groups = ima_ceil_div(K, G);
         if (ima_value_in(g, I(0), groups)) return g;
         const I i[1] = {k};
         ima_report_value<I, 1>(rec, 5, IMA_BAD_VALUE, i, g, 0, groups);
@@ -6059,6 +6081,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
@@ -6111,7 +6135,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 49 "specs/checkpoint.ima"
 }
-#line 6115 "checkpoint.cu"
+#line 6139 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6528,7 +6552,9 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
@@ -6977,6 +7003,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -7029,7 +7057,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 62 "specs/checkpoint.ima"
 }
-#line 7033 "checkpoint.cu"
+#line 7061 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7296,7 +7324,8 @@ struct ima_accessor_w {
     // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
         const int g = g_idx[k];
-        const I groups = (K + G - 1) / G;
+        // ceil(K / G) without K + G - 1, which passes 32 bits where K and G do not.
+        const I groups = ima_ceil_div(K, G);
         if (ima_value_in(g, I(0), groups)) return g;
         const I i[1] = {k};
         ima_report_value<I, 1>(rec, 5, IMA_BAD_VALUE, i, g, 0, groups);
@@ -7699,6 +7728,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
@@ -7751,7 +7782,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 75 "specs/checkpoint.ima"
 }
-#line 7755 "checkpoint.cu"
+#line 7786 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -8165,7 +8196,9 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
@@ -8614,6 +8647,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
@@ -8666,7 +8701,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 88 "specs/checkpoint.ima"
 }
-#line 8670 "checkpoint.cu"
+#line 8705 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -8919,7 +8954,8 @@ struct ima_accessor_w {
     // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
         const int g = g_idx[k];
-        const I groups = (K + G - 1) / G;
+        // ceil(K / G) without K + G - 1, which passes 32 bits where K and G do not.
+        const I groups = ima_ceil_div(K, G);
         if (ima_value_in(g, I(0), groups)) return g;
         const I i[1] = {k};
         ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, g, 0, groups);
@@ -9321,6 +9357,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -9373,7 +9411,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 101 "specs/checkpoint.ima"
 }
-#line 9377 "checkpoint.cu"
+#line 9415 "checkpoint.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

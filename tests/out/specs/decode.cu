@@ -325,8 +325,10 @@ struct ImaSpan {
     I begin, end;
 };
 
-// Where a refused write goes: somewhere harmless.
-__device__ unsigned long long ima_sink_storage[2];
+// Where a refused write goes: somewhere harmless. A whole 128-byte line of its own: a
+// refused vector store (16 bytes) is aligned, and a body that hints the sink's line out of
+// L2 (ima_l2_discard, which drops the line's data unwritten) drops no other global's.
+__device__ __align__(128) unsigned long long ima_sink_storage[16];
 template <typename T>
 __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
@@ -601,12 +603,16 @@ __device__ __forceinline__ ImaGroup<N, UNROLL> ima_group(int rank) {
 // Where chunk c (16 bytes) of row r of a shared tile with CPR chunks a row lies in that
 // row: c XOR a few bits of r, so that the eight 16-byte rows one ldmatrix (or one phase of
 // a copy) touches fall in eight different bank groups. Rows of 128 bytes or more take
-// r % 8; narrower rows, which share a 128-byte line with their neighbours, the bits of r
-// above those.
+// r % 8 within each whole group of 8 chunks (a row's last chunks past the last whole group
+// stay in place: XOR could send them past the row); narrower rows, which share a 128-byte
+// line with their neighbours, the bits of r above those. Always a permutation of the row's
+// chunks.
 template <int CPR>
 __device__ __forceinline__ int ima_swizzle(int r, int c) {
-    if constexpr (CPR >= 8) {
+    if constexpr (CPR >= 8 && CPR % 8 == 0) {
         return c ^ (r % 8);
+    } else if constexpr (CPR >= 8) {
+        return c < CPR / 8 * 8 ? c ^ (r % 8) : c;
     } else if constexpr (CPR == 4) {
         return c ^ (r / 2 % 4);
     } else if constexpr (CPR == 2) {
@@ -1284,9 +1290,10 @@ struct ImaTmaTile {
 
     // The 16 bytes of row `row` from column `col` (a multiple of CHUNK): an operand
     // fragment's run, for a body that feeds mma.sync from the tile (ima_row_pairs). The
-    // indices wrap inside the tile, so no read leaves it.
+    // indices wrap inside the tile (as unsigned values: a negative one too), so no read
+    // leaves it.
     __device__ __forceinline__ ImaVec<T, CHUNK> chunk(int row, int col) const {
-        const int r = row % ROWS, c = col % COLS;
+        const int r = int(unsigned(row) % ROWS), c = int(unsigned(col) % COLS);
         ImaVec<T, CHUNK> v;
         unsigned w[4];
         ima_ld_shared(ima_swizzled(addr, ROWS, r, unsigned(c / CHUNK * 16)), w);
@@ -1885,7 +1892,7 @@ struct ImaWgAcc {
     __device__ __forceinline__ void mma_regs(const unsigned (&a)[4], const ImaTmaTile<__half, RB, KB, CH>& b, int k) {
         static_assert(RB >= N && RB % 8 == 0 && KB % 16 == 0, "B's tile holds the accumulator's N rows, whole k steps");
         constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
-        const int kk = (k % KB) / 16 * 16;  // wraps inside the tile, a whole step
+        const int kk = int(unsigned(k) % KB) / 16 * 16;  // wraps inside the tile (k < 0 too), a whole step
         // The step's offset added to the tile's descriptor (to its address field, in units
         // of 16 bytes, which cannot carry: shared memory ends below 2^18 bytes), so that a
         // body's unrolled steps share one descriptor and add constants.
@@ -2786,6 +2793,8 @@ struct ima_accessor_residual {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 1, 1, o, e)) return;
@@ -2976,6 +2985,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 3, 1, o, e)) return;
@@ -3119,7 +3130,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 106 "specs/decode.ima"
 }
-#line 3123 "decode.cu"
+#line 3134 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3661,6 +3672,8 @@ struct ima_accessor_q {
         const I i[3] = {i0, i1, i2}, e[3] = {e0, e1, e2}, s[3] = {s0, s1, s2};
         if constexpr (IMA_CHECKED) {
             I o[3];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 3; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 3>(rec, 4, 1, o, e)) return;
@@ -3797,6 +3810,8 @@ struct ima_accessor_k_cache {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
         if constexpr (IMA_CHECKED) {
             I o[4];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 4>(rec, 5, 1, o, e)) return;
@@ -3932,6 +3947,8 @@ struct ima_accessor_v_cache {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
         if constexpr (IMA_CHECKED) {
             I o[4];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 4>(rec, 6, 1, o, e)) return;
@@ -4018,7 +4035,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 163 "specs/decode.ima"
 }
-#line 4022 "decode.cu"
+#line 4039 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4651,9 +4668,11 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
@@ -5102,6 +5121,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -5208,7 +5229,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 202 "specs/decode.ima"
 }
-#line 5212 "decode.cu"
+#line 5233 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5676,9 +5697,11 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
@@ -6127,6 +6150,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -6233,7 +6258,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 224 "specs/decode.ima"
 }
-#line 6237 "decode.cu"
+#line 6262 "decode.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

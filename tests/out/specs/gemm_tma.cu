@@ -326,8 +326,10 @@ struct ImaSpan {
     I begin, end;
 };
 
-// Where a refused write goes: somewhere harmless.
-__device__ unsigned long long ima_sink_storage[2];
+// Where a refused write goes: somewhere harmless. A whole 128-byte line of its own: a
+// refused vector store (16 bytes) is aligned, and a body that hints the sink's line out of
+// L2 (ima_l2_discard, which drops the line's data unwritten) drops no other global's.
+__device__ __align__(128) unsigned long long ima_sink_storage[16];
 template <typename T>
 __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
@@ -602,12 +604,16 @@ __device__ __forceinline__ ImaGroup<N, UNROLL> ima_group(int rank) {
 // Where chunk c (16 bytes) of row r of a shared tile with CPR chunks a row lies in that
 // row: c XOR a few bits of r, so that the eight 16-byte rows one ldmatrix (or one phase of
 // a copy) touches fall in eight different bank groups. Rows of 128 bytes or more take
-// r % 8; narrower rows, which share a 128-byte line with their neighbours, the bits of r
-// above those.
+// r % 8 within each whole group of 8 chunks (a row's last chunks past the last whole group
+// stay in place: XOR could send them past the row); narrower rows, which share a 128-byte
+// line with their neighbours, the bits of r above those. Always a permutation of the row's
+// chunks.
 template <int CPR>
 __device__ __forceinline__ int ima_swizzle(int r, int c) {
-    if constexpr (CPR >= 8) {
+    if constexpr (CPR >= 8 && CPR % 8 == 0) {
         return c ^ (r % 8);
+    } else if constexpr (CPR >= 8) {
+        return c < CPR / 8 * 8 ? c ^ (r % 8) : c;
     } else if constexpr (CPR == 4) {
         return c ^ (r / 2 % 4);
     } else if constexpr (CPR == 2) {
@@ -1285,9 +1291,10 @@ struct ImaTmaTile {
 
     // The 16 bytes of row `row` from column `col` (a multiple of CHUNK): an operand
     // fragment's run, for a body that feeds mma.sync from the tile (ima_row_pairs). The
-    // indices wrap inside the tile, so no read leaves it.
+    // indices wrap inside the tile (as unsigned values: a negative one too), so no read
+    // leaves it.
     __device__ __forceinline__ ImaVec<T, CHUNK> chunk(int row, int col) const {
-        const int r = row % ROWS, c = col % COLS;
+        const int r = int(unsigned(row) % ROWS), c = int(unsigned(col) % COLS);
         ImaVec<T, CHUNK> v;
         unsigned w[4];
         ima_ld_shared(ima_swizzled(addr, ROWS, r, unsigned(c / CHUNK * 16)), w);
@@ -1886,7 +1893,7 @@ struct ImaWgAcc {
     __device__ __forceinline__ void mma_regs(const unsigned (&a)[4], const ImaTmaTile<__half, RB, KB, CH>& b, int k) {
         static_assert(RB >= N && RB % 8 == 0 && KB % 16 == 0, "B's tile holds the accumulator's N rows, whole k steps");
         constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
-        const int kk = (k % KB) / 16 * 16;  // wraps inside the tile, a whole step
+        const int kk = int(unsigned(k) % KB) / 16 * 16;  // wraps inside the tile (k < 0 too), a whole step
         // The step's offset added to the tile's descriptor (to its address field, in units
         // of 16 bytes, which cannot carry: shared memory ends below 2^18 bytes), so that a
         // body's unrolled steps share one descriptor and add constants.
@@ -2896,6 +2903,8 @@ struct ima_accessor_c {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 2, 1, o, e)) return;
@@ -3110,7 +3119,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 48 "specs/gemm_tma.ima"
 }
-#line 3114 "gemm_tma.cu"
+#line 3123 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3659,6 +3668,8 @@ struct ima_accessor_c {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 2, 1, o, e)) return;
@@ -3873,7 +3884,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 84 "specs/gemm_tma.ima"
 }
-#line 3877 "gemm_tma.cu"
+#line 3888 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4408,6 +4419,8 @@ struct ima_accessor_o {
         if constexpr (IMA_CHECKED) {
             const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3};
             I o[4];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[2] == 0 || e[3] == 0) return;
 #pragma unroll
             for (int d = 0; d < 4; ++d) o[d] = d >= 2 ? min(i[d], e[d] - 1) : i[d];
             if (!src.ok || !ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
@@ -4449,6 +4462,8 @@ struct ima_accessor_o {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
         if constexpr (IMA_CHECKED) {
             I o[4];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
@@ -4775,7 +4790,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 160 "specs/gemm_tma.ima"
 }
-#line 4779 "gemm_tma.cu"
+#line 4794 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5403,6 +5418,8 @@ struct ima_accessor_o {
         const I i[4] = {i0, i1, i2, i3}, e[4] = {e0, e1, e2, e3}, s[4] = {s0, s1, s2, s3};
         if constexpr (IMA_CHECKED) {
             I o[4];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 4; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 4>(rec, 2, 1, o, e)) return;
@@ -5648,7 +5665,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 221 "specs/gemm_tma.ima"
 }
-#line 5652 "gemm_tma.cu"
+#line 5669 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6192,9 +6209,11 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
@@ -6671,7 +6690,7 @@ struct ima_accessor_w {
     __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
                                                                 __half (&s)[N]) const {
         static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
-        const int g = int(ima_tma_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        const int g = int(ima_tma_group_of(I(unsigned(k) % TMA_ROWS))) % TMA_GROUPS;
         unsigned sw[N / 2];
         ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
         memcpy(s, sw, 2 * N);
@@ -6702,7 +6721,7 @@ struct ima_accessor_w {
     };
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 4 * 4;
+        const int c = int(unsigned(c0) % TMA_COLS) / 4 * 4;
         __half s[4];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaTmaGroup q;
@@ -6715,11 +6734,12 @@ struct ima_accessor_w {
     // 16-byte read) as tensor-core operands, as `dequant_frag` makes them, with the
     // columns' group `q` (tma_group of row 8p): b[j][0], b[j][1] and b[j][2], b[j][3] are
     // the B operands of two m16n8k16 steps for column c0 + j, whose A fragments
-    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile.
+    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaTmaGroup& q, int p, int c0,
                                              unsigned (&b)[4][4]) const {
-        const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
+        const int r = int(unsigned(p) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS);
         unsigned w[4];
         ima_ld_shared(tma_word(t, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
@@ -6741,10 +6761,11 @@ struct ima_accessor_w {
         __device__ __forceinline__ float scale(int e) const { return __low2float(c[e].s); }
     };
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 and c0 + 1 of the
-    // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
+    // tile (c0 even). The indices wrap inside the tile (as unsigned values: a
+    // negative one too), so no read leaves it.
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 2 * 2;
+        const int c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         __half s[2];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaWgGroup q;
@@ -6764,7 +6785,8 @@ struct ima_accessor_w {
     // c0 + 1 in row g + 8, and takes byte t of the step's two packed words, rows 16 j + 2 t,
     // 2 t + 1 and 16 j + 8 + 2 t, 8 + 2 t + 1, each pair (q - z) exact times the scale,
     // rounded once (as `dequant_frag`). A warp's lanes 4 g .. 4 g + 3 read one 8-byte run,
-    // so a quarter warp's reads are one. The indices wrap inside the tile.
+    // so a quarter warp's reads are one. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                 unsigned (&a)[4]) const {
@@ -6783,11 +6805,12 @@ struct ima_accessor_w {
     // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
     // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
     // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
-    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
                                                           int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
-        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(4 * b + int(threadIdx.x % 4)) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const __half2 sixteenth = __float2half2_rn(0.0625f);
         unsigned w[2];
         ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
@@ -6808,7 +6831,7 @@ struct ima_accessor_w {
     template <bool SCALED, int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                   unsigned (&a)[4]) const {
-        const int r = 2 * j % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(2 * j) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
         const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
 #pragma unroll
@@ -6928,6 +6951,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -7292,7 +7317,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 366 "specs/gemm_tma.ima"
 }
-#line 7296 "gemm_tma.cu"
+#line 7321 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7856,9 +7881,11 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
@@ -8335,7 +8362,7 @@ struct ima_accessor_w {
     __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
                                                                 __half (&s)[N]) const {
         static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
-        const int g = int(ima_tma_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        const int g = int(ima_tma_group_of(I(unsigned(k) % TMA_ROWS))) % TMA_GROUPS;
         unsigned sw[N / 2];
         ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
         memcpy(s, sw, 2 * N);
@@ -8366,7 +8393,7 @@ struct ima_accessor_w {
     };
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 4 * 4;
+        const int c = int(unsigned(c0) % TMA_COLS) / 4 * 4;
         __half s[4];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaTmaGroup q;
@@ -8379,11 +8406,12 @@ struct ima_accessor_w {
     // 16-byte read) as tensor-core operands, as `dequant_frag` makes them, with the
     // columns' group `q` (tma_group of row 8p): b[j][0], b[j][1] and b[j][2], b[j][3] are
     // the B operands of two m16n8k16 steps for column c0 + j, whose A fragments
-    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile.
+    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaTmaGroup& q, int p, int c0,
                                              unsigned (&b)[4][4]) const {
-        const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
+        const int r = int(unsigned(p) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS);
         unsigned w[4];
         ima_ld_shared(tma_word(t, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
@@ -8405,10 +8433,11 @@ struct ima_accessor_w {
         __device__ __forceinline__ float scale(int e) const { return __low2float(c[e].s); }
     };
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 and c0 + 1 of the
-    // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
+    // tile (c0 even). The indices wrap inside the tile (as unsigned values: a
+    // negative one too), so no read leaves it.
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 2 * 2;
+        const int c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         __half s[2];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaWgGroup q;
@@ -8428,7 +8457,8 @@ struct ima_accessor_w {
     // c0 + 1 in row g + 8, and takes byte t of the step's two packed words, rows 16 j + 2 t,
     // 2 t + 1 and 16 j + 8 + 2 t, 8 + 2 t + 1, each pair (q - z) exact times the scale,
     // rounded once (as `dequant_frag`). A warp's lanes 4 g .. 4 g + 3 read one 8-byte run,
-    // so a quarter warp's reads are one. The indices wrap inside the tile.
+    // so a quarter warp's reads are one. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                 unsigned (&a)[4]) const {
@@ -8447,11 +8477,12 @@ struct ima_accessor_w {
     // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
     // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
     // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
-    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
                                                           int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
-        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(4 * b + int(threadIdx.x % 4)) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const __half2 sixteenth = __float2half2_rn(0.0625f);
         unsigned w[2];
         ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
@@ -8472,7 +8503,7 @@ struct ima_accessor_w {
     template <bool SCALED, int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                   unsigned (&a)[4]) const {
-        const int r = 2 * j % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(2 * j) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
         const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
 #pragma unroll
@@ -8594,6 +8625,8 @@ struct ima_accessor_part {
         const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {e0, e1, e2, e3, e4}, s[5] = {s0, s1, s2, s3, s4};
         if constexpr (IMA_CHECKED) {
             I o[5];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 5; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 5>(rec, 5, 1, o, e)) return;
@@ -8666,6 +8699,8 @@ struct ima_accessor_arrivals {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
@@ -8798,6 +8833,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 7, 1, o, e)) return;
@@ -9142,7 +9179,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 553 "specs/gemm_tma.ima"
 }
-#line 9146 "gemm_tma.cu"
+#line 9183 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -9752,9 +9789,11 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
@@ -10231,7 +10270,7 @@ struct ima_accessor_w {
     __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
                                                                 __half (&s)[N]) const {
         static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
-        const int g = int(ima_tma_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        const int g = int(ima_tma_group_of(I(unsigned(k) % TMA_ROWS))) % TMA_GROUPS;
         unsigned sw[N / 2];
         ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
         memcpy(s, sw, 2 * N);
@@ -10262,7 +10301,7 @@ struct ima_accessor_w {
     };
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 4 * 4;
+        const int c = int(unsigned(c0) % TMA_COLS) / 4 * 4;
         __half s[4];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaTmaGroup q;
@@ -10275,11 +10314,12 @@ struct ima_accessor_w {
     // 16-byte read) as tensor-core operands, as `dequant_frag` makes them, with the
     // columns' group `q` (tma_group of row 8p): b[j][0], b[j][1] and b[j][2], b[j][3] are
     // the B operands of two m16n8k16 steps for column c0 + j, whose A fragments
-    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile.
+    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaTmaGroup& q, int p, int c0,
                                              unsigned (&b)[4][4]) const {
-        const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
+        const int r = int(unsigned(p) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS);
         unsigned w[4];
         ima_ld_shared(tma_word(t, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
@@ -10301,10 +10341,11 @@ struct ima_accessor_w {
         __device__ __forceinline__ float scale(int e) const { return __low2float(c[e].s); }
     };
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 and c0 + 1 of the
-    // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
+    // tile (c0 even). The indices wrap inside the tile (as unsigned values: a
+    // negative one too), so no read leaves it.
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 2 * 2;
+        const int c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         __half s[2];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaWgGroup q;
@@ -10324,7 +10365,8 @@ struct ima_accessor_w {
     // c0 + 1 in row g + 8, and takes byte t of the step's two packed words, rows 16 j + 2 t,
     // 2 t + 1 and 16 j + 8 + 2 t, 8 + 2 t + 1, each pair (q - z) exact times the scale,
     // rounded once (as `dequant_frag`). A warp's lanes 4 g .. 4 g + 3 read one 8-byte run,
-    // so a quarter warp's reads are one. The indices wrap inside the tile.
+    // so a quarter warp's reads are one. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                 unsigned (&a)[4]) const {
@@ -10343,11 +10385,12 @@ struct ima_accessor_w {
     // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
     // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
     // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
-    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
                                                           int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
-        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(4 * b + int(threadIdx.x % 4)) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const __half2 sixteenth = __float2half2_rn(0.0625f);
         unsigned w[2];
         ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
@@ -10368,7 +10411,7 @@ struct ima_accessor_w {
     template <bool SCALED, int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                   unsigned (&a)[4]) const {
-        const int r = 2 * j % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(2 * j) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
         const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
 #pragma unroll
@@ -10490,6 +10533,8 @@ struct ima_accessor_part {
         const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {e0, e1, e2, e3, e4}, s[5] = {s0, s1, s2, s3, s4};
         if constexpr (IMA_CHECKED) {
             I o[5];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 5; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 5>(rec, 5, 1, o, e)) return;
@@ -10560,6 +10605,8 @@ struct ima_accessor_arrivals {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
@@ -10692,6 +10739,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 7, 1, o, e)) return;
@@ -10894,7 +10943,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 588 "specs/gemm_tma.ima"
 }
-#line 10898 "gemm_tma.cu"
+#line 10947 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -11500,9 +11549,11 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
@@ -11979,7 +12030,7 @@ struct ima_accessor_w {
     __device__ __forceinline__ unsigned int ima_tma_group_words(const ImaTmaTile<int, TR, TC, C>& t, int k, int c,
                                                                 __half (&s)[N]) const {
         static_assert(N == 2 || N == 4, "the scales of 2 or 4 columns, one read");
-        const int g = int(ima_tma_group_of(I(k % TMA_ROWS))) % TMA_GROUPS;
+        const int g = int(ima_tma_group_of(I(unsigned(k) % TMA_ROWS))) % TMA_GROUPS;
         unsigned sw[N / 2];
         ima_ld_shared(t.addr + TMA_WORD_BYTES + (g * TMA_COLS + c) * 2, sw);
         memcpy(s, sw, 2 * N);
@@ -12010,7 +12061,7 @@ struct ima_accessor_w {
     };
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaTmaGroup tma_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 4 * 4;
+        const int c = int(unsigned(c0) % TMA_COLS) / 4 * 4;
         __half s[4];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaTmaGroup q;
@@ -12023,11 +12074,12 @@ struct ima_accessor_w {
     // 16-byte read) as tensor-core operands, as `dequant_frag` makes them, with the
     // columns' group `q` (tma_group of row 8p): b[j][0], b[j][1] and b[j][2], b[j][3] are
     // the B operands of two m16n8k16 steps for column c0 + j, whose A fragments
-    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile.
+    // ima_row_pairs makes of the same 8 rows of x. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaTmaGroup& q, int p, int c0,
                                              unsigned (&b)[4][4]) const {
-        const int r = p % TMA_PACKED, c = c0 % TMA_COLS;
+        const int r = int(unsigned(p) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS);
         unsigned w[4];
         ima_ld_shared(tma_word(t, r, unsigned(c / 4 * 16)), w);
 #pragma unroll
@@ -12049,10 +12101,11 @@ struct ima_accessor_w {
         __device__ __forceinline__ float scale(int e) const { return __low2float(c[e].s); }
     };
     // The group of row k of a loaded tile (0 <= k < ROWS) at columns c0 and c0 + 1 of the
-    // tile (c0 even). The indices wrap inside the tile, so no read leaves it.
+    // tile (c0 even). The indices wrap inside the tile (as unsigned values: a
+    // negative one too), so no read leaves it.
     template <int TR, int TC, bool C>
     __device__ __forceinline__ ImaWgGroup tma_wg_group(const ImaTmaTile<int, TR, TC, C>& t, int k, int c0) const {
-        const int c = c0 % TMA_COLS / 2 * 2;
+        const int c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         __half s[2];
         const unsigned int zw = ima_tma_group_words(t, k, c, s);
         ImaWgGroup q;
@@ -12072,7 +12125,8 @@ struct ima_accessor_w {
     // c0 + 1 in row g + 8, and takes byte t of the step's two packed words, rows 16 j + 2 t,
     // 2 t + 1 and 16 j + 8 + 2 t, 8 + 2 t + 1, each pair (q - z) exact times the scale,
     // rounded once (as `dequant_frag`). A warp's lanes 4 g .. 4 g + 3 read one 8-byte run,
-    // so a quarter warp's reads are one. The indices wrap inside the tile.
+    // so a quarter warp's reads are one. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_frag(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                 unsigned (&a)[4]) const {
@@ -12091,11 +12145,12 @@ struct ima_accessor_w {
     // for x's tile in ima_wg_pairs_order: lane 4 g + t reads packed row 4 b + t of both
     // columns (one 8-byte read) and takes each word's nibbles in pairs (i, i + 4), one
     // LOP3 a pair: (1024 + q, 1024 + q') less 1024 + z, or (1024 + 16 q, 1024 + 16 q') by
-    // 1/16 less 64 + z, exact. The indices wrap inside the tile.
+    // 1/16 less 64 + z, exact. The indices wrap inside the tile (as
+    // unsigned values: a negative one too).
     template <int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_pairs_unscaled(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int b,
                                                           int c0, unsigned (&a0)[4], unsigned (&a1)[4]) const {
-        const int r = (4 * b + int(threadIdx.x % 4)) % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(4 * b + int(threadIdx.x % 4)) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const __half2 sixteenth = __float2half2_rn(0.0625f);
         unsigned w[2];
         ima_ld_shared(tma_word(t, r, unsigned(c * 4)), w);
@@ -12116,7 +12171,7 @@ struct ima_accessor_w {
     template <bool SCALED, int TR, int TC, bool C>
     __device__ __forceinline__ void tma_wg_decode(const ImaTmaTile<int, TR, TC, C>& t, const ImaWgGroup& q, int j, int c0,
                                                   unsigned (&a)[4]) const {
-        const int r = 2 * j % TMA_PACKED, c = c0 % TMA_COLS / 2 * 2;
+        const int r = int(unsigned(2 * j) % TMA_PACKED), c = int(unsigned(c0) % TMA_COLS) / 2 * 2;
         const unsigned byte = threadIdx.x % 4, pick = 0x4040u | byte | byte << 8;
         const __half2 scale = __floats2half2_rn(1.f, 0.0625f);
 #pragma unroll
@@ -12238,6 +12293,8 @@ struct ima_accessor_part {
         const I i[5] = {i0, i1, i2, i3, i4}, e[5] = {e0, e1, e2, e3, e4}, s[5] = {s0, s1, s2, s3, s4};
         if constexpr (IMA_CHECKED) {
             I o[5];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 5; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 5>(rec, 5, 1, o, e)) return;
@@ -12308,6 +12365,8 @@ struct ima_accessor_arrivals {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 6, 1, o, e)) return;
@@ -12440,6 +12499,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 7, 1, o, e)) return;
@@ -12646,7 +12707,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 622 "specs/gemm_tma.ima"
 }
-#line 12650 "gemm_tma.cu"
+#line 12711 "gemm_tma.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(

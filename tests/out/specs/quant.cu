@@ -325,8 +325,10 @@ struct ImaSpan {
     I begin, end;
 };
 
-// Where a refused write goes: somewhere harmless.
-__device__ unsigned long long ima_sink_storage[2];
+// Where a refused write goes: somewhere harmless. A whole 128-byte line of its own: a
+// refused vector store (16 bytes) is aligned, and a body that hints the sink's line out of
+// L2 (ima_l2_discard, which drops the line's data unwritten) drops no other global's.
+__device__ __align__(128) unsigned long long ima_sink_storage[16];
 template <typename T>
 __device__ __forceinline__ T& ima_sink() {
     return *reinterpret_cast<T*>(ima_sink_storage);
@@ -601,12 +603,16 @@ __device__ __forceinline__ ImaGroup<N, UNROLL> ima_group(int rank) {
 // Where chunk c (16 bytes) of row r of a shared tile with CPR chunks a row lies in that
 // row: c XOR a few bits of r, so that the eight 16-byte rows one ldmatrix (or one phase of
 // a copy) touches fall in eight different bank groups. Rows of 128 bytes or more take
-// r % 8; narrower rows, which share a 128-byte line with their neighbours, the bits of r
-// above those.
+// r % 8 within each whole group of 8 chunks (a row's last chunks past the last whole group
+// stay in place: XOR could send them past the row); narrower rows, which share a 128-byte
+// line with their neighbours, the bits of r above those. Always a permutation of the row's
+// chunks.
 template <int CPR>
 __device__ __forceinline__ int ima_swizzle(int r, int c) {
-    if constexpr (CPR >= 8) {
+    if constexpr (CPR >= 8 && CPR % 8 == 0) {
         return c ^ (r % 8);
+    } else if constexpr (CPR >= 8) {
+        return c < CPR / 8 * 8 ? c ^ (r % 8) : c;
     } else if constexpr (CPR == 4) {
         return c ^ (r / 2 % 4);
     } else if constexpr (CPR == 2) {
@@ -1284,9 +1290,10 @@ struct ImaTmaTile {
 
     // The 16 bytes of row `row` from column `col` (a multiple of CHUNK): an operand
     // fragment's run, for a body that feeds mma.sync from the tile (ima_row_pairs). The
-    // indices wrap inside the tile, so no read leaves it.
+    // indices wrap inside the tile (as unsigned values: a negative one too), so no read
+    // leaves it.
     __device__ __forceinline__ ImaVec<T, CHUNK> chunk(int row, int col) const {
-        const int r = row % ROWS, c = col % COLS;
+        const int r = int(unsigned(row) % ROWS), c = int(unsigned(col) % COLS);
         ImaVec<T, CHUNK> v;
         unsigned w[4];
         ima_ld_shared(ima_swizzled(addr, ROWS, r, unsigned(c / CHUNK * 16)), w);
@@ -1885,7 +1892,7 @@ struct ImaWgAcc {
     __device__ __forceinline__ void mma_regs(const unsigned (&a)[4], const ImaTmaTile<__half, RB, KB, CH>& b, int k) {
         static_assert(RB >= N && RB % 8 == 0 && KB % 16 == 0, "B's tile holds the accumulator's N rows, whole k steps");
         constexpr int PANEL = 64;  // 16-bit columns in a 128-byte panel
-        const int kk = (k % KB) / 16 * 16;  // wraps inside the tile, a whole step
+        const int kk = int(unsigned(k) % KB) / 16 * 16;  // wraps inside the tile (k < 0 too), a whole step
         // The step's offset added to the tile's descriptor (to its address field, in units
         // of 16 bytes, which cannot carry: shared memory ends below 2^18 bytes), so that a
         // body's unrolled steps share one descriptor and add constants.
@@ -2717,9 +2724,11 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
@@ -3234,6 +3243,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
@@ -3297,7 +3308,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 28 "specs/quant.ima"
 }
-#line 3301 "quant.cu"
+#line 3312 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -3594,7 +3605,9 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
@@ -4043,6 +4056,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
@@ -4089,7 +4104,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 36 "specs/quant.ima"
 }
-#line 4093 "quant.cu"
+#line 4108 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -4309,7 +4324,8 @@ struct ima_accessor_w {
     // checked in every mode; a group outside it is reported and reads as group 0.
     __device__ __forceinline__ I group(I k) const {
         const int g = g_idx[k];
-        const I groups = (K + G - 1) / G;
+        // ceil(K / G) without K + G - 1, which passes 32 bits where K and G do not.
+        const I groups = ima_ceil_div(K, G);
         if (ima_value_in(g, I(0), groups)) return g;
         const I i[1] = {k};
         ima_report_value<I, 1>(rec, 4, IMA_BAD_VALUE, i, g, 0, groups);
@@ -4712,6 +4728,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -4758,7 +4776,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 44 "specs/quant.ima"
 }
-#line 4762 "quant.cu"
+#line 4780 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5126,9 +5144,11 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
@@ -5414,6 +5434,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
@@ -5477,7 +5499,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 68 "specs/quant.ima"
 }
-#line 5481 "quant.cu"
+#line 5503 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -5777,7 +5799,9 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
@@ -5997,6 +6021,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 4, 1, o, e)) return;
@@ -6052,7 +6078,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 87 "specs/quant.ima"
 }
-#line 6056 "quant.cu"
+#line 6082 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6324,6 +6350,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 3, 1, o, e)) return;
@@ -6370,7 +6398,7 @@ __device__ __forceinline__ void ima_body(
  y(k, n) = __float2half_rn(w.dequant(k, n)); 
 #line 95 "specs/quant.ima"
 }
-#line 6374 "quant.cu"
+#line 6402 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -6745,9 +6773,11 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
-        // A tile that is not whole loads the first packed row instead, R times (with N a
-        // multiple of 8, it exists), so that the loads need no branch.
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
+        // A tile that is not whole loads the first packed row instead, R times (with K > 0
+        // and N a multiple of 8 above 0, it exists), so that the loads need no branch.
         const I lk = t.whole ? t.k0 : 0, ln = t.whole ? n : 0, lg = t.whole ? g0 : 0, lr = t.whole ? 1 : 0;
         ima_load_words(t, lk, ln, lg, lr);
         return t;
@@ -7196,6 +7226,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -7382,7 +7414,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 216 "specs/quant.ima"
 }
-#line 7386 "quant.cu"
+#line 7418 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
@@ -7790,7 +7822,9 @@ struct ima_accessor_w {
         const I g0 = ima_group_of(t.k0);
         // Rows k0 to k0 + span - 1 hold the tile's.
         constexpr int span = 8 * (S * (R - 1) + 1);
-        t.whole = !t.refused && t.k0 + span <= K && n + C <= N && t.k0 + span <= (g0 + 1) * G;
+        // Written so that no sum passes K + span (the runtime picks the 32-bit entry point
+        // only where that fits; (g0 + 1) * G reaches K + G - 1).
+        t.whole = !t.refused && t.k0 + span <= K && n <= N - C && t.k0 + span - g0 * G <= G;
         if (!t.whole) return t;
         const I lk = t.k0, ln = n, lg = g0, lr = 1;
         ima_load_words(t, lk, ln, lg, lr);
@@ -8010,6 +8044,8 @@ struct ima_accessor_y {
         const I i[2] = {i0, i1}, e[2] = {e0, e1}, s[2] = {s0, s1};
         if constexpr (IMA_CHECKED) {
             I o[2];
+            // An empty row or column extent: nothing to store, as in release.
+            if (e[RD] == 0 || e[L] == 0) return;
 #pragma unroll
             for (int d = 0; d < 2; ++d) o[d] = d == RD || d == L ? min(i[d], e[d] - 1) : i[d];
             if (!ima_in_bounds<I, 2>(rec, 5, 1, o, e)) return;
@@ -8062,7 +8098,7 @@ __device__ __forceinline__ void ima_body(
     
 #line 229 "specs/quant.ima"
 }
-#line 8066 "quant.cu"
+#line 8102 "quant.cu"
 
 template <typename I, bool IMA_CHECKED>
 __device__ __forceinline__ void ima_run(
