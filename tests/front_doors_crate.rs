@@ -1,13 +1,15 @@
 //! `imac compile`'s crate builds on its own, copied out of the workspace: `cargo build
 //! --offline` and `cargo doc` (warnings denied) in a temporary folder, with the PTX and SASS
-//! that NVRTC compiled for sm_90 embedded. Needs NVRTC, as `tests/nvrtc.rs` does.
+//! that NVRTC compiled for sm_90 embedded; a spec of no kernels builds without a warning.
+//! Needs NVRTC, as `tests/nvrtc.rs` does.
 
 use ima_codegen::package::{self, CrateOptions, RuntimeDep};
 use ima_dsl::Source;
 use std::path::Path;
 use std::process::Command;
 
-fn cargo(dir: &Path, args: &[&str]) {
+/// Runs cargo in `dir`; returns its standard error (the build's warnings).
+fn cargo(dir: &Path, args: &[&str]) -> String {
     // Dependencies are built once, beside the workspace's own, not once per temp folder.
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../front-doors");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -25,21 +27,16 @@ fn cargo(dir: &Path, args: &[&str]) {
         dir.display(),
         String::from_utf8_lossy(&output.stderr)
     );
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-#[test]
-fn generated_crate_builds_offline_outside_the_workspace() {
-    if std::env::var_os("IMA_GPU").is_some() {
-        // `.gpu/on-device` sets IMA_GPU; that machine has no Rust toolchain. CI runs this.
-        eprintln!("not run on the GPU machine: this test drives cargo, which it lacks");
-        return;
-    }
+/// The crate `imac compile` writes for the spec `path` (text `text`), in a temporary folder.
+fn write_crate(path: &str, text: &str) -> tempfile::TempDir {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("specs/attn.ima")).unwrap();
-    let module = ima_dsl::compile(&Source::new("specs/attn.ima", text.clone())).unwrap();
-    let cuda = ima_codegen::cuda::generate(&module, "attn.cu");
+    let module = ima_dsl::compile(&Source::new(path, text.to_string())).unwrap();
+    let cuda = ima_codegen::cuda::generate(&module, "module.cu");
     let compiled =
-        ima::compile_cuda(&cuda, "attn.cu", "sm_90").unwrap_or_else(|e| panic!("NVRTC: {e}"));
+        ima::compile_cuda(&cuda, "module.cu", "sm_90").unwrap_or_else(|e| panic!("NVRTC: {e}"));
     let images = [package::ArchImage {
         arch: "sm_90".into(),
         ptx: compiled.ptx,
@@ -50,11 +47,31 @@ fn generated_crate_builds_offline_outside_the_workspace() {
         archs: vec!["sm_90".into()],
         python: false,
     };
-    let mut files = package::source_files(&module, &text, &options);
+    let mut files = package::source_files(&module, text, &options);
     files.extend(package::image_files(&images));
-
     let dir = tempfile::tempdir().unwrap();
     package::write_crate(dir.path(), &files).unwrap();
+    dir
+}
+
+/// `.gpu/on-device` sets IMA_GPU; that machine has no Rust toolchain. CI runs these.
+fn on_the_gpu_machine() -> bool {
+    let there = std::env::var_os("IMA_GPU").is_some();
+    if there {
+        eprintln!("not run on the GPU machine: this test drives cargo, which it lacks");
+    }
+    there
+}
+
+#[test]
+fn generated_crate_builds_offline_outside_the_workspace() {
+    if on_the_gpu_machine() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("specs/attn.ima")).unwrap();
+    let module = ima_dsl::compile(&Source::new("specs/attn.ima", text.clone())).unwrap();
+    let dir = write_crate("specs/attn.ima", &text);
     cargo(dir.path(), &["build"]);
     cargo(dir.path(), &["doc", "--no-deps"]);
 
@@ -72,4 +89,18 @@ fn generated_crate_builds_offline_outside_the_workspace() {
             kernel.name
         );
     }
+}
+
+#[test]
+fn a_spec_of_no_kernels_makes_a_crate_that_builds_without_warnings() {
+    if on_the_gpu_machine() {
+        return;
+    }
+    let dir = write_crate("empty.ima", "// no kernel yet\n");
+    let stderr = cargo(dir.path(), &["build"]);
+    let ours = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning"))
+        .collect::<Vec<_>>();
+    assert!(ours.is_empty(), "{stderr}");
 }
