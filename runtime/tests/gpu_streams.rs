@@ -199,14 +199,7 @@ fn spin(kernel: &Kernel, stream: &Arc<CudaStream>, y: &mut Tensor<f32>, value: f
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_reader_on_another_stream_waits_for_the_writer() {
-    let (
-        ctx,
-        Kernels {
-            spin: spin_k,
-            copy: copy_k,
-            ..
-        },
-    ) = setup();
+    let (ctx, k) = setup();
     // Two streams put the context in multi-stream mode: cudarc's events are live.
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     assert!(ctx.is_managing_stream_synchronization());
@@ -216,9 +209,9 @@ fn a_reader_on_another_stream_waits_for_the_writer() {
     a.synchronize().unwrap();
     b.synchronize().unwrap();
 
-    spin(&spin_k, &a, &mut y, 7.0);
+    spin(&k.spin, &a, &mut y, 7.0);
     // Enqueued at once on b; without the event wait it would copy zeros.
-    copy_k
+    k.copy
         .launch(
             &b,
             &mut [KernelArg::read(&y), KernelArg::write(&mut z)],
@@ -232,7 +225,7 @@ fn a_reader_on_another_stream_waits_for_the_writer() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_tensor_dropped_right_after_its_launch_outlives_the_kernel() {
-    let (ctx, Kernels { spin: spin_k, .. }) = setup();
+    let (ctx, k) = setup();
 
     // After each drop a tensor of the same size is allocated on the freeing stream and
     // filled with 9: the stream-ordered pool hands it y's memory as soon as the free is
@@ -242,7 +235,7 @@ fn a_tensor_dropped_right_after_its_launch_outlives_the_kernel() {
     // Default stream only: the free is enqueued behind the kernel on the same stream.
     let stream = ctx.default_stream();
     let mut y = Tensor::<f32>::zeros(&stream, &[n]).unwrap();
-    spin(&spin_k, &stream, &mut y, 1.0);
+    spin(&k.spin, &stream, &mut y, 1.0);
     drop(y);
     let z = Tensor::full(&stream, 9.0f32, &[n]).unwrap();
     assert_eq!(z.to_host(&stream).unwrap(), vec![9.0; n]);
@@ -252,7 +245,7 @@ fn a_tensor_dropped_right_after_its_launch_outlives_the_kernel() {
     // for a's write event.
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let mut y = Tensor::<f32>::zeros(&b, &[n]).unwrap();
-    spin(&spin_k, &a, &mut y, 2.0);
+    spin(&k.spin, &a, &mut y, 2.0);
     drop(y);
     let z = Tensor::full(&b, 9.0f32, &[n]).unwrap();
     a.synchronize().unwrap();
@@ -263,7 +256,7 @@ fn a_tensor_dropped_right_after_its_launch_outlives_the_kernel() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_read_on_another_stream_waits_for_a_replay_that_wrote_the_tensor() {
-    let (ctx, Kernels { spin: spin_k, .. }) = setup();
+    let (ctx, k) = setup();
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let n = 4096;
     let mut y = Tensor::<f32>::zeros(&b, &[n]).unwrap();
@@ -271,7 +264,7 @@ fn a_read_on_another_stream_waits_for_a_replay_that_wrote_the_tensor() {
     let mut graph = Graph::new(&a).unwrap();
     let ya = graph.write(&mut y);
     graph
-        .launch(&spin_k, &[ya], &[Scalar::F32(7.0), Scalar::I64(CYCLES)])
+        .launch(&k.spin, &[ya], &[Scalar::F32(7.0), Scalar::I64(CYCLES)])
         .unwrap_or_else(|e| panic!("{e}"));
     graph.replay(&a).unwrap_or_else(|e| panic!("{e}"));
     // Enqueued at once on b; without the replay's write event it would copy zeros.
@@ -283,25 +276,18 @@ fn a_read_on_another_stream_waits_for_a_replay_that_wrote_the_tensor() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_replay_waits_for_a_launch_on_another_stream_that_wrote_its_input() {
-    let (
-        ctx,
-        Kernels {
-            spin: spin_k,
-            copy: copy_k,
-            ..
-        },
-    ) = setup();
+    let (ctx, k) = setup();
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let n = 4096;
     let mut x = Tensor::<f32>::zeros(&a, &[n]).unwrap();
     let mut z = Tensor::<f32>::zeros(&b, &[n]).unwrap();
     a.synchronize().unwrap();
     b.synchronize().unwrap();
-    spin(&spin_k, &a, &mut x, 3.0);
+    spin(&k.spin, &a, &mut x, 3.0);
     let mut graph = Graph::new(&b).unwrap();
     let (xa, za) = (graph.read(&x), graph.write(&mut z));
     graph
-        .launch(&copy_k, &[xa, za], &[])
+        .launch(&k.copy, &[xa, za], &[])
         .unwrap_or_else(|e| panic!("{e}"));
     // Replayed on b while a still spins: the replay waits for x's write event.
     graph.replay(&b).unwrap_or_else(|e| panic!("{e}"));
@@ -312,7 +298,7 @@ fn a_replay_waits_for_a_launch_on_another_stream_that_wrote_its_input() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_graph_dropped_right_after_its_replay_outlives_it_and_so_do_its_tensors() {
-    let (ctx, Kernels { spin: spin_k, .. }) = setup();
+    let (ctx, k) = setup();
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     // Allocated on b, written by a replay on a, dropped at once: the graph's drop waits for
     // its replay, and the free on b waits for the replay's write event.
@@ -321,7 +307,7 @@ fn a_graph_dropped_right_after_its_replay_outlives_it_and_so_do_its_tensors() {
     let mut graph = Graph::new(&a).unwrap();
     let ya = graph.write(&mut y);
     graph
-        .launch(&spin_k, &[ya], &[Scalar::F32(2.0), Scalar::I64(CYCLES)])
+        .launch(&k.spin, &[ya], &[Scalar::F32(2.0), Scalar::I64(CYCLES)])
         .unwrap_or_else(|e| panic!("{e}"));
     graph.replay(&a).unwrap_or_else(|e| panic!("{e}"));
     drop(graph);

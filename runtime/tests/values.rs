@@ -110,19 +110,10 @@ static PAGED: KernelContract = KernelContract {
             ..input("cu", DType::I32, &[ext("B1", Expr::Sym(5))])
         },
     ],
-    params: &[],
-    constraints: &[],
-    shared: &[],
-    launch: Launch::Grid {
-        dims: &[Expr::Const(1)],
-        resident: ima_runtime::Resident::No,
-        cluster: None,
-    },
-    empty: EmptyPolicy::Skip,
-    block: [32, 1, 1],
-    block_from_occupancy: false,
     entry_i32: "paged_i32",
     entry_i64: "paged_i64",
+    // The rest as every contract here: no params, one block.
+    ..table_and_ids("", "", &[], &[])
 };
 
 /// `x: f32[N]`, the table an index vector's contract bounds (N is symbol 0, as NB is).
