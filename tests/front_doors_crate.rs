@@ -1,6 +1,7 @@
 //! `imac compile`'s crate builds on its own, copied out of the workspace: `cargo build
 //! --offline` and `cargo doc` (warnings denied) in a temporary folder, with the PTX and SASS
-//! that NVRTC compiled for sm_90 embedded; a spec of no kernels builds without a warning.
+//! that NVRTC compiled for sm_90 embedded; a spec of no kernels builds without a warning,
+//! and a kernel's doc comment with an untagged code fence passes the crate's doctests.
 //! Needs NVRTC, as `tests/nvrtc.rs` does.
 
 use ima_codegen::package::{self, CrateOptions, RuntimeDep};
@@ -103,4 +104,16 @@ fn a_spec_of_no_kernels_makes_a_crate_that_builds_without_warnings() {
         .filter(|l| l.starts_with("warning"))
         .collect::<Vec<_>>();
     assert!(ours.is_empty(), "{stderr}");
+}
+
+#[test]
+fn a_kernel_documented_with_an_untagged_code_fence_passes_its_doctests() {
+    if on_the_gpu_machine() {
+        return;
+    }
+    let spec = "/// Copies x; from Python:\n/// ```\n/// y = copy(x)   # not Rust\n/// ```\n\
+                kernel copy {\n    in  x: f32[N]\n    out y: f32[N]\n    launch over y[i]\n    \
+                body { y(i) = x(i); }\n}\n";
+    let dir = write_crate("copy.ima", spec);
+    cargo(dir.path(), &["test", "--doc"]);
 }

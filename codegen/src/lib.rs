@@ -13,6 +13,7 @@ mod random_exprs;
 mod readme;
 pub mod runtime_dep;
 pub mod rust;
+mod rustdoc;
 pub mod stamp;
 pub mod vendored;
 

@@ -52,7 +52,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelDoc {
         .chain(k.params.iter().map(|p| p.name.clone()));
     KernelDoc {
         name: k.name.clone(),
-        docs: k.docs.clone(),
+        docs: crate::rustdoc::doc_lines(&k.docs),
         signature: k.signature(),
         location: format!("{}:{}", m.file, k.line),
         constraints: k

@@ -337,7 +337,7 @@ fn kernel(m: &ir::Module, k: &ir::Kernel) -> KernelRs {
         contract_name: rust_contract_static(&k.name),
         signature: c.signature.clone(),
         location: c.location.clone(),
-        docs: k.docs.clone(),
+        docs: crate::rustdoc::doc_lines(&k.docs),
         args_type: angle(&args_name, &args_type_params("'_")),
         graph_args_type: angle(&args_name, &args_type_params("'a")),
         args_name,
