@@ -126,10 +126,10 @@ impl Knowledge {
             self.facts_mut(v).multiple_of.push(*m);
             return;
         }
-        // `X op c`, or `c op X` flipped.
-        let (v, op, c) = match (var(a), &**b, &**a, var(b)) {
-            (Some(v), Expr::Const(c), _, _) => (v, *op, *c),
-            (_, _, Expr::Const(c), Some(v)) => (v, flip(*op), *c),
+        // `X op c`, or `c op X` flipped; c any constant expression (`-1` is a negation).
+        let (v, op, c) = match (var(a), b.eval_const(), a.eval_const(), var(b)) {
+            (Some(v), Some(c), _, _) => (v, *op, c),
+            (_, _, Some(c), Some(v)) => (v, flip(*op), c),
             _ => return,
         };
         let f = self.facts_mut(v);
