@@ -63,7 +63,7 @@ static SPIN: KernelContract = KernelContract {
 };
 
 /// `copy(x: f32[N], z: f32[N])`.
-static COPY: KernelContract = KernelContract {
+const COPY: KernelContract = KernelContract {
     name: "copy",
     signature: "copy(x: f32[N], z: f32[N])",
     location: "tests/gpu_streams.rs:2",
@@ -82,24 +82,17 @@ static COPY: KernelContract = KernelContract {
 
 /// `late_copy(x: f32[N], z: f32[N], cycles: i64)`: each thread busy-waits `cycles`
 /// clocks, then copies.
-static LATE_COPY: KernelContract = KernelContract {
+const LATE_COPY: KernelContract = KernelContract {
     name: "late_copy",
     signature: "late_copy(x: f32[N], z: f32[N], cycles: i64)",
     location: "tests/gpu_streams.rs:3",
-    symbols: &[N_SYMBOL],
-    args: &[vector("x", Role::In), vector("z", Role::Out)],
     params: &[Param {
         name: "cycles",
         dtype: DType::I64,
     }],
-    constraints: &[],
-    shared: &[],
-    launch: Launch::Threads { arg: 1 },
-    empty: EmptyPolicy::Skip,
-    block: [128, 1, 1],
-    block_from_occupancy: false,
     entry_i32: "late_copy_i32",
     entry_i64: "late_copy_i64",
+    ..COPY
 };
 
 const SOURCE: &str = r#"
