@@ -212,6 +212,31 @@ impl Knowledge {
         }
     }
 
+    /// Whether no value the facts allow satisfies `c`: a comparison whose sides' ranges
+    /// admit no pair that meets it (`max(N, M) < 0`), two identical sides compared as
+    /// different (`N != N`), a conjunction with such a part, a disjunction of only such
+    /// branches.
+    pub fn never_holds(&self, c: &Expr) -> bool {
+        let Expr::Bin(op, a, b) = c else { return false };
+        if a == b && matches!(op, BinOp::Ne | BinOp::Lt | BinOp::Gt) {
+            return true;
+        }
+        let ((alo, ahi), (blo, bhi)) = (self.range(a), self.range(b));
+        // x < y, both known.
+        let below = |x: Option<i64>, y: Option<i64>| x.zip(y).is_some_and(|(x, y)| x < y);
+        match op {
+            BinOp::And => self.never_holds(a) || self.never_holds(b),
+            BinOp::Or => self.never_holds(a) && self.never_holds(b),
+            // a < b needs some a below some b: never where b's highest is at most a's lowest.
+            BinOp::Lt => below(bhi, alo) || bhi == alo && bhi.is_some(),
+            BinOp::Le => below(bhi, alo),
+            BinOp::Gt => below(ahi, blo) || ahi == blo && ahi.is_some(),
+            BinOp::Ge => below(ahi, blo),
+            BinOp::Eq => below(ahi, blo) || below(bhi, alo),
+            _ => false,
+        }
+    }
+
     /// The largest value `e` can take, when the facts bound it.
     pub fn upper(&self, e: &Expr) -> Option<i64> {
         self.range(e).1
@@ -464,6 +489,56 @@ mod tests {
                         prop_assert!(f.hi.is_none_or(|hi| v <= hi), "{v} above {:?}: {cs:?}", f.hi);
                         for &m in &f.multiple_of {
                             prop_assert!(v % m == 0, "{v} not a multiple of {m}: {cs:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A comparison of two terms over symbols 0 and 1: a symbol, a constant, their
+    /// minimum, maximum, sum or difference.
+    fn comparison() -> impl Strategy<Value = Expr> {
+        let term = (0..7usize, -5..100i64).prop_map(|(t, c)| {
+            let (s0, s1) = (Expr::Sym(0), Expr::Sym(1));
+            match t {
+                0 => s0,
+                1 => s1,
+                2 => Expr::Const(c),
+                3 => bin(BinOp::Max, s0, s1),
+                4 => bin(BinOp::Min, s0, s1),
+                5 => bin(BinOp::Add, s0, s1),
+                _ => bin(BinOp::Sub, s0, s1),
+            }
+        });
+        (0..6usize, term.clone(), term).prop_map(|(op, a, b)| {
+            let op = [
+                BinOp::Eq,
+                BinOp::Le,
+                BinOp::Lt,
+                BinOp::Ge,
+                BinOp::Gt,
+                BinOp::Ne,
+            ][op];
+            bin(op, a, b)
+        })
+    }
+
+    proptest! {
+        /// Sound: a constraint said never to hold under the constraints before it is false
+        /// for every pair of values in 0 ..= 90 that satisfies those.
+        #[test]
+        fn what_never_holds_holds_for_no_value_the_constraints_allow(
+            cs in prop::collection::vec(constraint(), 0..3),
+            c in comparison(),
+        ) {
+            let refs: Vec<&Expr> = cs.iter().collect();
+            let k = Knowledge::from_constraints(2, 0, &refs);
+            if k.never_holds(&c) {
+                for v0 in 0..=90i64 {
+                    for v1 in 0..=90i64 {
+                        if cs.iter().all(|p| p.eval(&[v0, v1], &[]) == Ok(1)) {
+                            prop_assert!(c.eval(&[v0, v1], &[]) != Ok(1), "{c:?} holds at {v0}, {v1} under {cs:?}");
                         }
                     }
                 }

@@ -9,7 +9,8 @@ use crate::ir;
 
 impl<'a> KernelChecker<'a> {
     /// Learns the constraints one by one, reporting each that can never hold: constant
-    /// and false, or contradicting the ones before it.
+    /// and false, false for every value the facts allow (`max(N, M) < 0`, `N != N`), or
+    /// contradicting the ones before it.
     pub(super) fn constraint_facts(
         &mut self,
         constraints: &[ir::Constraint],
@@ -30,6 +31,7 @@ impl<'a> KernelChecker<'a> {
                 continue;
             }
             let k = Knowledge::from_constraints(symbols, params, &learned);
+            let mut contradicts = false;
             let vars = (0..symbols)
                 .map(Var::Sym)
                 .chain((0..params).map(Var::Param));
@@ -59,8 +61,19 @@ impl<'a> KernelChecker<'a> {
                         conflict,
                         span: ast.span,
                     });
+                    contradicts = true;
                     break;
                 }
+            }
+            // What no symbol's bounds say alone: false for every value the constraints
+            // before it allow.
+            let before =
+                Knowledge::from_constraints(symbols, params, &learned[..learned.len() - 1]);
+            if !contradicts && before.never_holds(&c.expr) {
+                self.error(CheckError::ConstraintNeverHolds {
+                    text: c.text.clone(),
+                    span: ast.span,
+                });
             }
         }
         Knowledge::from_constraints(symbols, params, &learned)

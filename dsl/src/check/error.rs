@@ -423,7 +423,7 @@ impl CheckError {
                 *span,
                 "always false",
             )
-            .with_help("remove it, or fix the constant"),
+            .with_help("every launch would be refused: remove or fix it"),
             ConstraintsContradict {
                 name,
                 conflict,
