@@ -343,57 +343,26 @@ fn checked_outputs_equal_release_outputs() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn a_deferred_violation_is_reported_by_the_next_launch_which_does_not_run() {
-    let (ctx, stream) = setup();
-    let kernels = planted::Kernels::load(&ctx).unwrap();
-    kernels.set_checked_mode(ima::CheckedMode::Deferred);
-    let (m, n) = (45, 20);
-    let x = Tensor::from_host(&stream, &data(m * n, 3), &[m, n]).unwrap();
-    let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
-    // The faulty launch returns once enqueued.
-    kernels
-        .transpose_swapped
-        .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut y })
-        .unwrap();
-    stream.synchronize().unwrap();
-    let mut z = Tensor::full(&stream, 7.0f32, &[n, m]).unwrap();
-    let r = report(
-        kernels
-            .transpose_swapped
-            .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut z }),
-    );
-    println!("{r}");
-    assert!(r.deferred, "{r}");
-    assert_eq!(
-        (r.kernel, r.arg.as_str(), r.access, r.failed_dim),
-        ("transpose_swapped", "x", Access::Read, 1)
-    );
-    assert_eq!(r.count as usize, n * (m - n), "{r}");
-    assert!(r.to_string().contains("(deferred)"), "{r}");
-    // The reporting launch did not run.
-    assert!(z.to_host(&stream).unwrap().iter().all(|&v| v == 7.0));
-    // Reported once: the record is clean again, and a clean kernel has nothing to report.
-    kernels.check_deferred().unwrap();
-    context_still_healthy(&ctx, &stream);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn a_deferred_violation_is_reported_by_the_next_launch_in_any_mode() {
+fn a_deferred_violation_is_reported_by_the_next_launch_in_any_mode_which_does_not_run() {
     let (ctx, stream) = setup();
     let kernels = planted::Kernels::load(&ctx).unwrap();
     let (m, n) = (45, 20);
     let x = Tensor::from_host(&stream, &data(m * n, 3), &[m, n]).unwrap();
-    for next in [ima::CheckedMode::Off, ima::CheckedMode::Wait] {
+    for next in [
+        ima::CheckedMode::Deferred,
+        ima::CheckedMode::Off,
+        ima::CheckedMode::Wait,
+    ] {
         kernels.set_checked_mode(ima::CheckedMode::Deferred);
         let mut y = Tensor::full(&stream, f32::NAN, &[n, m]).unwrap();
+        // The faulty launch returns once enqueued.
         kernels
             .transpose_swapped
             .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut y })
             .unwrap();
         stream.synchronize().unwrap();
-        // Switched out of deferred mode, the next launch still returns what the deferred
-        // one left, and does not run.
+        // The next launch, in deferred mode or switched out of it, returns what the
+        // deferred one left.
         kernels.set_checked_mode(next);
         let mut z = Tensor::full(&stream, 7.0f32, &[n, m]).unwrap();
         let r = report(
@@ -401,12 +370,22 @@ fn a_deferred_violation_is_reported_by_the_next_launch_in_any_mode() {
                 .transpose_swapped
                 .launch(&stream, planted::TransposeSwappedArgs { x: &x, y: &mut z }),
         );
+        println!("{next:?}: {r}");
         assert!(r.deferred, "{next:?}: {r}");
+        assert_eq!(
+            (r.kernel, r.arg.as_str(), r.access, r.failed_dim),
+            ("transpose_swapped", "x", Access::Read, 1),
+            "{next:?}"
+        );
         assert_eq!(r.count as usize, n * (m - n), "{next:?}: {r}");
+        assert!(r.to_string().contains("(deferred)"), "{next:?}: {r}");
+        // The reporting launch did not run.
         assert!(
             z.to_host(&stream).unwrap().iter().all(|&v| v == 7.0),
             "{next:?}"
         );
+        // Reported once: the record is clean again, and a clean kernel has nothing to
+        // report.
         kernels.check_deferred().unwrap();
     }
     context_still_healthy(&ctx, &stream);

@@ -30,6 +30,12 @@ pub fn c_expr(k: &Kernel, e: &Expr) -> String {
     }
 }
 
+/// Whether [`c_expr`] prints a param of `dtype` as a `long long`: an i64, or an unsigned
+/// param of int's width or more, which it converts.
+pub(crate) fn long_long_param(dtype: DType) -> bool {
+    matches!(dtype, DType::I64 | DType::U32 | DType::U64)
+}
+
 /// An integer as a C literal of its value: `long long` past 32 bits; `i64::MIN`, which has
 /// no literal of its own (C reads `-9223372036854775808` as the negation of a literal too
 /// large for `long long`), as a difference.

@@ -24,7 +24,7 @@ use names::{accessor_type, kernel_namespace, stride_param, tensor_map_param};
 /// that entry point only where every value the kernel computes fits it, but it must
 /// compile).
 fn index_expr(k: &ir::Kernel, e: &ir::Expr, index: &str) -> String {
-    let wide_param = |p: usize| matches!(k.params[p].dtype, DType::I64 | DType::U32 | DType::U64);
+    let wide_param = |p: usize| crate::c_expr::long_long_param(k.params[p].dtype);
     fn wide(e: &ir::Expr, wide_param: &dyn Fn(usize) -> bool) -> bool {
         match e {
             ir::Expr::Const(v) => i32::try_from(*v).is_err(),

@@ -441,19 +441,22 @@ mod tests {
         assert_eq!((gcd(-12, 18), gcd(0, 5), gcd(0, 0)), (6, 5, 0));
     }
 
+    /// The comparisons the generators below pick from.
+    const COMPARISONS: [BinOp; 6] = [
+        BinOp::Eq,
+        BinOp::Le,
+        BinOp::Lt,
+        BinOp::Ge,
+        BinOp::Gt,
+        BinOp::Ne,
+    ];
+
     /// A constraint on symbols 0 and 1 of the forms `learn` reads: comparisons with a
     /// constant, `S % m == 0`, and `&&` and `||` of them, nested (so that a branch may
     /// speak of one symbol and not the other).
     fn constraint() -> impl Strategy<Value = Expr> {
         let cmp = (0..2usize, 0..6usize, 0..80i64).prop_map(|(s, op, c)| {
-            let op = [
-                BinOp::Eq,
-                BinOp::Le,
-                BinOp::Lt,
-                BinOp::Ge,
-                BinOp::Gt,
-                BinOp::Ne,
-            ][op];
+            let op = COMPARISONS[op];
             bin(op, Expr::Sym(s), Expr::Const(c))
         });
         let rem = (0..2usize, 1..20i64).prop_map(|(s, m)| {
@@ -512,14 +515,7 @@ mod tests {
             }
         });
         (0..6usize, term.clone(), term).prop_map(|(op, a, b)| {
-            let op = [
-                BinOp::Eq,
-                BinOp::Le,
-                BinOp::Lt,
-                BinOp::Ge,
-                BinOp::Gt,
-                BinOp::Ne,
-            ][op];
+            let op = COMPARISONS[op];
             bin(op, a, b)
         })
     }

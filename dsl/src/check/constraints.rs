@@ -19,6 +19,8 @@ impl<'a> KernelChecker<'a> {
         symbol_names: &[ir::Symbol],
     ) -> Knowledge {
         let mut learned: Vec<&ir::Expr> = Vec::new();
+        // What the constraints before this one say (a constant one says nothing).
+        let mut before = Knowledge::from_constraints(symbols, params, &[]);
         for (c, ast) in constraints.iter().zip(&self.k.constraints) {
             learned.push(&c.expr);
             if let Some(v) = eval_const(&c.expr) {
@@ -67,16 +69,15 @@ impl<'a> KernelChecker<'a> {
             }
             // What no symbol's bounds say alone: false for every value the constraints
             // before it allow.
-            let before =
-                Knowledge::from_constraints(symbols, params, &learned[..learned.len() - 1]);
             if !contradicts && before.never_holds(&c.expr) {
                 self.error(CheckError::ConstraintNeverHolds {
                     text: c.text.clone(),
                     span: ast.span,
                 });
             }
+            before = k;
         }
-        Knowledge::from_constraints(symbols, params, &learned)
+        before
     }
 
     fn param_name(&self, index: usize) -> &'a str {

@@ -274,7 +274,8 @@ fn gptq_scheme(keys: &Keys) -> Result<Scheme, CheckpointError> {
     })
 }
 
-fn read_json(path: &Path) -> Result<Value, CheckpointError> {
+/// A checkpoint's JSON file (a config, the shard index), parsed; errors name the file.
+pub(super) fn read_json(path: &Path) -> Result<Value, CheckpointError> {
     let text = std::fs::read_to_string(path).map_err(|source| CheckpointError::Io {
         path: path.to_path_buf(),
         source,

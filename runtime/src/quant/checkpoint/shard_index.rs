@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::Checkpoint;
+use super::config::read_json;
 use super::error::CheckpointError;
 
 /// The index's file name, beside the shards.
@@ -25,12 +26,7 @@ impl ShardIndex {
             value,
             expected,
         };
-        let text = std::fs::read_to_string(path).map_err(|source| CheckpointError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| bad(format!("not JSON ({e})"), "a JSON object"))?;
+        let value = read_json(path)?;
         let map = match value.get("weight_map") {
             Some(serde_json::Value::Object(map)) => map,
             Some(v) => return Err(bad(v.to_string(), "an object of tensor names to shards")),
